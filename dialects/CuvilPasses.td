@@ -1,0 +1,32 @@
+//===- CuvilPasses.td - Cuvil passes -----------------------*- tablegen -*-===//
+#ifndef CUVIL_PASSES
+#define CUVIL_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def CuvilLowerToLinalg : Pass<"cuvil-lower-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower Cuvil ops and layouts to linalg/tensor/arith/scf on tensors";
+  let description = [{
+    Rewrites every Cuvil op into upstream dialects on value-semantics
+    tensors, dynamic dims included. Tensors with a `#cuvil.sparse_csr` or
+    `#cuvil.block_masked` encoding become dense 1-D tensors of their stored
+    values; ops on them iterate the stored entries only.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
+def CuvilRaiseLinalg : Pass<"cuvil-raise-linalg", "::mlir::ModuleOp"> {
+  let summary = "Raise recognised linalg patterns (from torch-mlir) to Cuvil ops";
+  let description = [{
+    Recognises linalg.matmul / linalg.batch_matmul (with a transposed
+    right-hand side) and rewrites them to `cuvil.matmul`, so the schedule
+    sees one op per matmul and weights can be prepacked.
+  }];
+  let dependentDialects = ["::mlir::cuvil::CuvilDialect"];
+}
+
+#endif // CUVIL_PASSES

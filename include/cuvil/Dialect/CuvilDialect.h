@@ -1,0 +1,11 @@
+//===- CuvilDialect.h - the Cuvil dialect ----------------------*- C++ -*-===//
+#ifndef CUVIL_DIALECT_CUVILDIALECT_H
+#define CUVIL_DIALECT_CUVILDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dialect.h"
+
+#include "cuvil/Dialect/CuvilDialect.h.inc"
+
+#endif

@@ -1,0 +1,14 @@
+//===- InitCuvil.h - register everything Cuvil adds ------------*- C++ -*-===//
+#ifndef CUVIL_INITCUVIL_H
+#define CUVIL_INITCUVIL_H
+
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::cuvil {
+/// Adds the Cuvil dialect to `registry`.
+void registerCuvilDialect(DialectRegistry &registry);
+/// Registers Cuvil's passes with the global pass registry (idempotent).
+void registerAllCuvilPasses();
+} // namespace mlir::cuvil
+
+#endif

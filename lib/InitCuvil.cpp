@@ -1,0 +1,16 @@
+//===- InitCuvil.cpp - registration entry points --------------------------===//
+#include "cuvil/InitCuvil.h"
+#include "cuvil/Transforms/Passes.h"
+
+void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
+  registry.insert<CuvilDialect>();
+}
+
+void mlir::cuvil::registerAllCuvilPasses() {
+  static bool once = [] {
+    registerCuvilLowerToLinalg();
+    registerCuvilRaiseLinalg();
+    return true;
+  }();
+  (void)once;
+}

@@ -1,0 +1,211 @@
+//===- LoweringUtils.cpp - IR-building helpers for Cuvil lowering ---------===//
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+Value mlir::cuvil::scalarConstant(OpBuilder &b, Location loc, Type type, double v) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(ft, v));
+  return arith::ConstantOp::create(b, loc, type,
+                                   b.getIntegerAttr(type, static_cast<int64_t>(v)));
+}
+
+Value mlir::cuvil::lowestConstant(OpBuilder &b, Location loc, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, type,
+        b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), /*Negative=*/true)));
+  auto it = cast<IntegerType>(type);
+  return arith::ConstantOp::create(
+      b, loc, type, b.getIntegerAttr(type, APInt::getSignedMinValue(it.getWidth())));
+}
+
+Value mlir::cuvil::emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                               Type elementType,
+                               function_ref<Value(unsigned)> dynSize) {
+  SmallVector<Value> dyn;
+  for (auto [i, d] : llvm::enumerate(shape))
+    if (ShapedType::isDynamic(d))
+      dyn.push_back(dynSize(i));
+  return tensor::EmptyOp::create(b, loc, shape, elementType, dyn);
+}
+
+Value mlir::cuvil::filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                                Type elementType,
+                                function_ref<Value(unsigned)> dynSize, Value fill) {
+  Value empty = emptyTensor(b, loc, shape, elementType, dynSize);
+  return linalg::FillOp::create(b, loc, fill, empty).getResult(0);
+}
+
+AffineMap mlir::cuvil::broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> resultShape) {
+  unsigned rank = resultShape.size(), offset = rank - shape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    bool stretched = d == 1 && resultShape[offset + i] != 1;
+    exprs.push_back(stretched ? getAffineConstantExpr(0, ctx)
+                              : getAffineDimExpr(offset + i, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value mlir::cuvil::broadcastDimSize(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> operands,
+                                    ArrayRef<int64_t> resultShape, unsigned i) {
+  unsigned rank = resultShape.size();
+  for (Value operand : operands) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    unsigned offset = rank - type.getRank();
+    if (i < offset)
+      continue;
+    int64_t d = type.getDimSize(i - offset);
+    if (d != 1)
+      return tensor::DimOp::create(b, loc, operand, i - offset);
+  }
+  return arith::ConstantIndexOp::create(b, loc, 1);
+}
+
+AffineMap mlir::cuvil::dropAxisMap(MLIRContext *ctx, unsigned rank, int64_t axis) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned i = 0; i < rank; ++i)
+    if (i != axis)
+      exprs.push_back(getAffineDimExpr(i, ctx));
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value mlir::cuvil::reduceAlong(
+    OpBuilder &b, Location loc, Value input, int64_t axis, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<unsigned> srcDims;
+  for (unsigned i = 0; i < rank; ++i)
+    if (i != axis) {
+      shape.push_back(type.getDimSize(i));
+      srcDims.push_back(i);
+    }
+  Value acc = filledTensor(b, loc, shape, type.getElementType(),
+                           [&](unsigned i) {
+                             return tensor::DimOp::create(b, loc, input, srcDims[i]);
+                           },
+                           init);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 dropAxisMap(ctx, rank, axis)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters[axis] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), input, acc, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, combine(nb, nl, args[1], args[0]));
+             })
+      .getResult(0);
+}
+
+Value mlir::cuvil::elementwise(
+    OpBuilder &b, Location loc, Value like, Type elementType, ValueRange inputs,
+    ArrayRef<AffineMap> maps,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(like.getType());
+  unsigned rank = type.getRank();
+  Value init = emptyTensor(b, loc, type.getShape(), elementType, [&](unsigned i) {
+    return tensor::DimOp::create(b, loc, like, i);
+  });
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), inputs, init, allMaps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, args.drop_back()));
+             })
+      .getResult(0);
+}
+
+/// Map for a batched operand: its leading (batch) dims aligned on the right
+/// with `resultBatch` (broadcasting), followed by `tail`.
+AffineMap mlir::cuvil::batchedMap(MLIRContext *ctx, unsigned numLoops, ArrayRef<int64_t> shape,
+                     ArrayRef<int64_t> resultBatch, ArrayRef<AffineExpr> tail) {
+  ArrayRef<int64_t> batch = shape.drop_back(tail.size());
+  AffineMap bm = broadcastMap(ctx, batch, resultBatch);
+  SmallVector<AffineExpr> exprs(bm.getResults());
+  exprs.append(tail.begin(), tail.end());
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+/// Multiply-accumulate body for contractions in `et`.
+static Value macBody(OpBuilder &b, Location loc, Value x, Value y, Value acc) {
+  if (isFloat(acc.getType()))
+    return arith::AddFOp::create(b, loc, acc, arith::MulFOp::create(b, loc, x, y));
+  return arith::AddIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, x, y));
+}
+
+/// Batched contraction `out[B.., i, j] += a[B.., i, r] * b[B.., r, j]` as a
+/// linalg.generic; `bTransposed` reads `b[B.., j, r]`.
+Value mlir::cuvil::batchedContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         bool bTransposed, RankedTensorType resultType,
+                         function_ref<Value(unsigned)> dynSize) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = resultType.getRank(), loops = rank + 1;
+  ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
+  AffineExpr i = getAffineDimExpr(rank - 2, ctx), j = getAffineDimExpr(rank - 1, ctx),
+             r = getAffineDimExpr(rank, ctx);
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  SmallVector<AffineExpr> rhsTail = bTransposed ? SmallVector<AffineExpr>{j, r}
+                                                : SmallVector<AffineExpr>{r, j};
+  SmallVector<AffineExpr> outExprs;
+  for (unsigned d = 0; d < rank; ++d)
+    outExprs.push_back(getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> maps = {
+      batchedMap(ctx, loops, lt.getShape(), batch, {i, r}),
+      batchedMap(ctx, loops, rt.getShape(), batch, rhsTail),
+      AffineMap::get(loops, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
+  iters.back() = utils::IteratorType::reduction;
+  Type et = resultType.getElementType();
+  Value init = filledTensor(b, loc, resultType.getShape(), et, dynSize,
+                            scalarConstant(b, loc, et, 0.0));
+  return linalg::GenericOp::create(
+             b, loc, resultType, ValueRange{lhs, rhs}, init, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, macBody(nb, nl, args[0], args[1], args[2]));
+             })
+      .getResult(0);
+}
+
+/// softmax(x) along `axis` = exp(x - max) / sum(exp(x - max)), three generics.
+Value mlir::cuvil::softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Type et = type.getElementType();
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = type.getRank();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap red = dropAxisMap(ctx, rank, axis);
+  Value max = reduceAlong(b, loc, x, axis, lowestConstant(b, loc, et),
+                          [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                            return arith::MaximumFOp::create(nb, l, acc, v);
+                          });
+  Value e = elementwise(b, loc, x, et, {x, max}, {id, red},
+                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          return math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                        });
+  Value sum = reduceAlong(b, loc, e, axis, scalarConstant(b, loc, et, 0.0),
+                          [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
+                            return arith::AddFOp::create(nb, l, acc, v);
+                          });
+  return elementwise(b, loc, x, et, {e, sum}, {id, red},
+                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       return arith::DivFOp::create(nb, l, a[0], a[1]);
+                     });
+}
+

@@ -1,0 +1,81 @@
+//===- RaiseLinalg.cpp - recognise torch-mlir linalg as Cuvil ops ---------===//
+// torch-mlir writes `x @ W^T` (nn.Linear) as linalg.transpose + linalg.matmul
+// and batched products as linalg.batch_matmul, each accumulating into a
+// zero-filled tensor. Raising them to cuvil.matmul gives one op per product:
+// its lowering puts the transpose on the weight alone, where the compile
+// path can hoist it into the one-time weight prepacking.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILRAISELINALG
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+/// The accumulator starts at zero: linalg.fill of a zero constant.
+bool isZeroFilled(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  Value v = fill.getInputs()[0];
+  return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+}
+
+/// Named contraction ops with their default (untransposed) indexing maps.
+template <typename OpTy>
+bool hasDefaultMaps(OpTy op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps == OpTy::getDefaultIndexingMaps(op.getContext());
+}
+
+template <typename OpTy>
+struct RaiseContraction : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || !hasDefaultMaps(op) ||
+        !isZeroFilled(op.getDpsInits()[0]))
+      return failure();
+    Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    bool transposeB = false;
+    // rhs = transpose(W) with the last two dims swapped -> read W directly.
+    if (auto t = rhs.getDefiningOp<linalg::TransposeOp>()) {
+      ArrayRef<int64_t> perm = t.getPermutation();
+      int64_t r = perm.size();
+      bool swapsLastTwo = r >= 2 && perm[r - 1] == r - 2 && perm[r - 2] == r - 1;
+      for (int64_t i = 0; i + 2 < r; ++i)
+        swapsLastTwo &= perm[i] == i;
+      if (swapsLastTwo) {
+        rhs = t.getInput();
+        transposeB = true;
+      }
+    }
+    auto mm = MatmulOp::create(rewriter, op.getLoc(), lhs, rhs,
+                               transposeB ? rewriter.getUnitAttr() : UnitAttr());
+    if (mm.getType() != op.getResult(0).getType())
+      return rewriter.notifyMatchFailure(op, "inferred type differs");
+    rewriter.replaceOp(op, mm.getResult());
+    return success();
+  }
+};
+
+struct CuvilRaiseLinalgPass
+    : mlir::cuvil::impl::CuvilRaiseLinalgBase<CuvilRaiseLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<RaiseContraction<linalg::MatmulOp>,
+                 RaiseContraction<linalg::BatchMatmulOp>>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
