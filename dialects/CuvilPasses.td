@@ -29,4 +29,19 @@ def CuvilRaiseLinalg : Pass<"cuvil-raise-linalg", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::cuvil::CuvilDialect"];
 }
 
+def CuvilSplitPrepack : Pass<"cuvil-split-prepack", "::mlir::ModuleOp"> {
+  let summary = "Hoist computations on weights into a run-once prepack function";
+  let description = [{
+    For each function whose arguments carry the `cuvil.weight` unit
+    attribute, ops that depend only on weights and constants (e.g. the
+    transpose of an `nn.Linear` weight) move into a new function
+    `@<name>_prepack(weights...) -> (packed...)`. The original function then
+    takes the packed values in place of the weights they were computed from
+    (weights still read directly stay as arguments), so the work runs once at
+    load instead of on every call. The argument attribute
+    `cuvil.packed = <index>` records which prepack result feeds each argument.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // CUVIL_PASSES

@@ -10,6 +10,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
     registerCuvilLowerToLinalg();
     registerCuvilRaiseLinalg();
+    registerCuvilSplitPrepack();
     return true;
   }();
   (void)once;

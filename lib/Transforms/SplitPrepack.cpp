@@ -1,0 +1,141 @@
+//===- SplitPrepack.cpp - run weight-only computations once at load -------===//
+// Weights are runtime arguments (never inlined), so anything computed from
+// them alone — transposes, packing, casts — would otherwise run on every
+// call. This pass moves that subgraph into `<fn>_prepack`.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILSPLITPREPACK
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+namespace {
+
+constexpr StringLiteral kWeightAttr = "cuvil.weight";
+constexpr StringLiteral kPackedAttr = "cuvil.packed";
+
+LogicalResult splitPrepack(func::FuncOp fn) {
+  Block &body = fn.getBody().front();
+  llvm::DenseSet<Value> weightOnly;
+  SmallVector<BlockArgument> weights;
+  for (BlockArgument arg : body.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(), kWeightAttr)) {
+      weightOnly.insert(arg);
+      weights.push_back(arg);
+    }
+  if (weights.empty())
+    return success();
+
+  // Forward scan. `free` values (constants, tensor.empty, fills of them)
+  // cost nothing to recompute and are cloned wherever needed; an op is
+  // hoisted when it is pure, reads only weights / hoisted / free values
+  // (also inside its regions) and depends on at least one weight.
+  llvm::DenseSet<Value> free;
+  SmallVector<Operation *> hoisted;
+  llvm::DenseSet<Operation *> hoistedSet;
+  for (Operation &op : body.without_terminator()) {
+    if (!isPure(&op))
+      continue;
+    bool readsOnlyKnown = true, readsWeight = false;
+    op.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands()) {
+        if (op.isAncestor(v.getParentRegion()->getParentOp()))
+          continue; // defined inside op
+        if (weightOnly.contains(v))
+          readsWeight = true;
+        else if (!free.contains(v))
+          readsOnlyKnown = false;
+      }
+    });
+    if (!readsOnlyKnown)
+      continue;
+    for (Value r : op.getResults())
+      (readsWeight ? weightOnly : free).insert(r);
+    if (readsWeight) {
+      hoisted.push_back(&op);
+      hoistedSet.insert(&op);
+    }
+  }
+  SmallVector<Value> roots;
+  for (Operation *op : hoisted)
+    for (Value r : op->getResults())
+      if (llvm::any_of(r.getUsers(), [&](Operation *u) { return !hoistedSet.contains(u); }))
+        roots.push_back(r);
+  if (roots.empty())
+    return success();
+
+  // Build @<fn>_prepack(weights) -> roots.
+  OpBuilder b(fn);
+  b.setInsertionPointAfter(fn);
+  SmallVector<Type> weightTypes, rootTypes;
+  for (BlockArgument w : weights)
+    weightTypes.push_back(w.getType());
+  for (Value r : roots)
+    rootTypes.push_back(r.getType());
+  auto prepack = func::FuncOp::create(b, fn.getLoc(), (fn.getName() + "_prepack").str(),
+                                      b.getFunctionType(weightTypes, rootTypes));
+  prepack->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *pb = prepack.addEntryBlock();
+  IRMapping map;
+  for (auto [w, pa] : llvm::zip(weights, pb->getArguments()))
+    map.map(w, pa);
+  b.setInsertionPointToStart(pb);
+  // Free values are cloned (with their own free operands) on first use.
+  std::function<void(Value)> cloneFree = [&](Value v) {
+    if (map.contains(v))
+      return;
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      cloneFree(operand);
+    b.clone(*def, map);
+  };
+  for (Operation *op : hoisted) {
+    op->walk([&](Operation *nested) {
+      for (Value v : nested->getOperands())
+        if (free.contains(v))
+          cloneFree(v);
+    });
+    b.clone(*op, map);
+  }
+  SmallVector<Value> results;
+  for (Value r : roots)
+    results.push_back(map.lookup(r));
+  func::ReturnOp::create(b, fn.getLoc(), results);
+
+  // Replace roots in fn by new arguments; drop the hoisted ops.
+  unsigned firstNew = fn.getNumArguments();
+  for (auto [i, r] : llvm::enumerate(roots)) {
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(kPackedAttr, b.getI64IntegerAttr(i))};
+    if (failed(fn.insertArgument(firstNew + i, r.getType(), b.getDictionaryAttr(attrs), r.getLoc())))
+      return failure();
+    r.replaceAllUsesWith(body.getArgument(firstNew + i));
+  }
+  for (Operation *op : llvm::reverse(hoisted))
+    op->erase();
+  // Weights now unused by fn are dropped from its signature.
+  llvm::BitVector dead(fn.getNumArguments());
+  for (BlockArgument w : weights)
+    if (w.use_empty())
+      dead.set(w.getArgNumber());
+  return fn.eraseArguments(dead);
+}
+
+struct CuvilSplitPrepackPass
+    : mlir::cuvil::impl::CuvilSplitPrepackBase<CuvilSplitPrepackPass> {
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> fns(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp fn : fns)
+      if (!fn.isExternal() && failed(splitPrepack(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

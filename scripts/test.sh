@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every test: lit (IR + Python FileCheck tests), then pytest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then . .venv/bin/activate; fi
+lit -sv test "$@"; lit_rc=$?
+python -m pytest -q test/pytest; py_rc=$?
+# pytest exits 5 when it collected nothing: that is a failure here.
+[ $lit_rc -eq 0 ] && [ $py_rc -eq 0 ]

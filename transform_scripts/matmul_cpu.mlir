@@ -1,0 +1,169 @@
+// =============================================================================
+// Cuvil: Transform-dialect schedule for linalg.matmul (fp32, static shapes) on
+// x86-64 CPUs with AVX-512 (tuned on AMD Zen 4/5, 32 zmm registers).
+//
+// Usage (see PIPELINE.md for the full pass pipeline):
+//   mlir-opt in.mlir --pass-pipeline='builtin.module(
+//       transform-preload-library{transform-library-paths=transform_scripts/matmul_cpu.mlir},
+//       transform-interpreter, ...bufferization + lowering...)'
+// Entry point: @__transform_main (default entry of --transform-interpreter).
+//
+// Tunable parameters (transform.param.constant at the top of @__transform_main):
+//   TM = 64, TN = 256  cache/thread tile of C (one scf.forall iteration).
+//   TK = 256           K-block (A panel TMxTK = 64 KiB, B panel TKxTN = 256 KiB -> L2).
+//   RM = 8,  RN = 32   register tile: 8 x (2 x zmm) = 16 accumulators, k step 1.
+//                      RM and RN must be compile-time constants; RN a multiple of 16.
+//
+// What @cuvil_matmul_cpu does to every linalg.matmul (C += A * B):
+//  1. Cache/thread tiling: tile_using_forall [TM, TN] -> scf.forall over C tiles
+//     (lowered later to scf.for, or scf.parallel + async-parallel-for).
+//  2. If C is produced by linalg.fill, fuse the fill into the forall and
+//     vectorize it (zeroing happens tile-by-tile, in cache).
+//  3. K-blocking: tile_using_for [0, 0, TK].
+//  4. Register tiling: tile_using_for [RM, RN, 1] (loops m, n, k; k innermost).
+//  5. Peeling of the m and n register loops (transform.loop.peel, failures
+//     suppressed when the trip count already divides): full RMxRN tiles stay
+//     unmasked; only the boundary tiles use masked vectorization. This is what
+//     makes shapes like 100x70x33 correct and keeps 1024^3 mask-free.
+//  6. Vectorization with vector_sizes [RM, RN, 1] (masked only on boundaries).
+//  7. @cuvil_vector_lowering (per func):
+//       - reduction_to_contract: mulf + multi_reduction -> vector.contract;
+//       - canonicalize + CSE; loop-invariant-subset-hoisting: the RMxRN
+//         accumulator transfer_read/transfer_write pair is hoisted out of the k
+//         loop on tensors, so C lives in registers across the k loop;
+//       - contraction lowering to vector.outerproduct, then outer products to
+//         vector.fma (one broadcast of A[i,k] x one B row chunk per zmm);
+//       - 16x16 shuffle-based transposes (used by linalg.transpose below).
+//
+// Transposed B (nn.Linear, x @ W^T): torch-mlir emits linalg.transpose + linalg.matmul.
+//   @cuvil_transpose_cpu tiles the transpose [64,64] -> [16,16] (peeled),
+//   vectorizes it and lowers to AVX-512 16x16 shuffles, then the matmul is scheduled
+//   as above (~4 MB extra copy for a 1024x1024 weight; free if the weight is prepacked).
+//   A linalg.matmul carrying transposed-B indexing_maps is also scheduled and
+//   computes correct results, but B is then read with stride K. That is very slow
+//   (~6 GFLOP/s), so emit the transpose explicitly or prepack.
+//
+// Packing (linalg.pack to [M/8][K][8] / [N/32][K][32] + unpack) was tried. It did
+// not pay off at 1024^3 on the test machine (within noise, slightly slower), so it is
+// not part of this schedule.
+// =============================================================================
+module attributes {transform.with_named_sequence} {
+
+  // Schedules one linalg.matmul. Parameters are !transform.param<i64> values.
+  transform.named_sequence @cuvil_matmul_cpu(
+      %mm: !transform.any_op {transform.consumed},
+      %tm: !transform.param<i64> {transform.readonly}, %tn: !transform.param<i64> {transform.readonly},
+      %tk: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly},
+      %rn: !transform.param<i64> {transform.readonly}) {
+    // 1. cache / thread tiling
+    %t0, %forall = transform.structured.tile_using_forall %mm tile_sizes [%tm, %tn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    // 2. fuse the zero-fill of C (only if the forall's shared output is a linalg.fill)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.match.operation_name %init ["linalg.fill"] : !transform.any_op
+      %ff, %fa2 = transform.structured.fuse_into_containing_op %init into %fa
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %ffr, %ffl = transform.structured.tile_using_for %ff tile_sizes [1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %ffr vector_sizes [1, %tn] : !transform.any_op, !transform.param<i64>
+    }
+    // 3. K blocking
+    %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, %tk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    // 4. register tiling (m, n, k=1)
+    %t2, %l0, %l1, %l2 = transform.structured.tile_using_for %t1 tile_sizes [%rm, %rn, 1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+     -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    // 5. peel partial register tiles (no-op, silently, when the tile divides)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.sequence %l0 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    // 6. vectorize every register tile (main: static, unmasked; peeled: masked)
+    %kernels = transform.structured.match ops{["linalg.matmul"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %kernels vector_sizes [%rm, %rn, 1]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.yield
+  }
+
+  // Schedules one 2-D linalg.transpose (e.g. W^T materialized by torch-mlir).
+  transform.named_sequence @cuvil_transpose_cpu(%tr: !transform.any_op {transform.consumed}) {
+    %t0, %forall = transform.structured.tile_using_forall %tr tile_sizes [64, 64]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t1, %l0, %l1 = transform.structured.tile_using_for %t0 tile_sizes [16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.sequence %l0 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    %tiles = transform.structured.match ops{["linalg.transpose"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles vector_sizes [16, 16] : !transform.any_op
+    transform.yield
+  }
+
+  // Function-level vector cleanup, accumulator hoisting and lowering to FMAs.
+  transform.named_sequence @cuvil_vector_lowering(%f: !transform.any_op {transform.consumed}) {
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_masked_transfers
+    } : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %f : !transform.any_op
+    // Hoist the C accumulators out of the k loop (tensor-level subset hoisting).
+    %f2 = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f2 {
+      transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_outerproduct
+      transform.apply_patterns.vector.lower_broadcast
+      transform.apply_patterns.vector.lower_shape_cast
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
+    } : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    // ===================== tunable parameters =====================
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // TM: C tile rows per forall iteration
+    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>  // TN: C tile cols per forall iteration
+    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // TK: K block
+    %rm = transform.param.constant 8 : i64 -> !transform.param<i64>    // RM: register tile rows
+    %rn = transform.param.constant 32 : i64 -> !transform.param<i64>   // RN: register tile cols (2 x zmm)
+    // ==============================================================
+    %mms = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_matmul_cpu failures(propagate) (%m, %tm, %tn, %tk, %rm, %rn)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    %trs = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %trs : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.include @cuvil_transpose_cpu failures(propagate) (%t) : (!transform.any_op) -> ()
+    }
+    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %funcs : !transform.any_op {
+    ^bb0(%f: !transform.any_op):
+      transform.include @cuvil_vector_lowering failures(propagate) (%f) : (!transform.any_op) -> ()
+    }
+    transform.yield
+  }
+}
