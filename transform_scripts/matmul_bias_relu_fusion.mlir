@@ -38,6 +38,9 @@ module attributes {transform.with_named_sequence} {
       %rn: !transform.param<i64> {transform.readonly}) {
     // 0. the producer of the epilogue's first operand must be a linalg.matmul
     %mm = transform.get_producer_of_operand %g[0] : (!transform.any_op) -> !transform.any_op
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %nmm = transform.num_associations %mm : (!transform.any_op) -> !transform.param<i64>
+    transform.match.param.cmpi eq %nmm, %one : !transform.param<i64>  // empty if operand is a block arg
     transform.match.operation_name %mm ["linalg.matmul"] : !transform.any_op
     // 1. tile the consumer (bias+relu) into thread/cache tiles
     %g0, %forall = transform.structured.tile_using_forall %g tile_sizes [%tm, %tn]
@@ -50,6 +53,9 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%m: !transform.any_op, %fa: !transform.any_op):
       %slice = transform.get_producer_of_operand %m[2] : (!transform.any_op) -> !transform.any_op
       %fill = transform.get_producer_of_operand %slice[0] : (!transform.any_op) -> !transform.any_op
+      %nfill = transform.num_associations %fill : (!transform.any_op) -> !transform.param<i64>
+      %one1 = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %nfill, %one1 : !transform.param<i64>
       transform.match.operation_name %fill ["linalg.fill"] : !transform.any_op
       %ff, %fa2 = transform.structured.fuse_into_containing_op %fill into %fa : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
       %ffr, %ffl = transform.structured.tile_using_for %ff tile_sizes [1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)

@@ -61,12 +61,16 @@ module attributes {transform.with_named_sequence} {
     // 2. fuse the zero-fill of C (only if the forall's shared output is a linalg.fill)
     transform.sequence %forall : !transform.any_op failures(suppress) {
     ^bb0(%fa: !transform.any_op):
+      // empty handle when the init is a block argument; foreach then does nothing
       %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
-      transform.match.operation_name %init ["linalg.fill"] : !transform.any_op
-      %ff, %fa2 = transform.structured.fuse_into_containing_op %init into %fa
-        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-      %ffr, %ffl = transform.structured.tile_using_for %ff tile_sizes [1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.structured.vectorize %ffr vector_sizes [1, %tn] : !transform.any_op, !transform.param<i64>
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%i: !transform.any_op):
+        transform.match.operation_name %i ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %i into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        %ffr, %ffl = transform.structured.tile_using_for %ff tile_sizes [1] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ffr vector_sizes [1, %tn] : !transform.any_op, !transform.param<i64>
+      }
     }
     // 3. K blocking
     %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, %tk]

@@ -3,4 +3,25 @@
 Importing ``cuvil`` is cheap: torch, torch-mlir and the MLIR bindings load
 only when a compile entry point is first used.
 """
-from ._version import __version__, LLVM_VERSION  # noqa: F401
+import logging as _logging
+
+from ._version import LLVM_VERSION, __version__  # noqa: F401
+from .errors import CompileError, CuvilError, TransformError, UnsupportedOpError  # noqa: F401
+from .threads import get_num_threads, set_num_threads  # noqa: F401
+
+
+def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None):
+    """Compile a torch.nn.Module to native code (see cuvil.compiler)."""
+    from .compiler import compile as _compile
+    return _compile(model, example_inputs, target=target, opt_level=opt_level,
+                    num_threads=num_threads)
+
+
+def set_log_level(level) -> None:
+    """Per-stage compile logs with timings ("DEBUG") or quiet ("WARNING")."""
+    logger = _logging.getLogger("cuvil")
+    logger.setLevel(level)
+    if not logger.handlers:
+        handler = _logging.StreamHandler()
+        handler.setFormatter(_logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)

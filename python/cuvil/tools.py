@@ -10,7 +10,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).absolute().parent  # not resolve(): build-tree symlinks
 
 
 @lru_cache(maxsize=None)
@@ -30,6 +30,10 @@ def cuvil_opt() -> Path:
 
 def llvm_bin(tool: str) -> Path:
     return _wheel_dir("llvm") / "bin" / tool
+
+
+def mlir_bin(tool: str) -> Path:
+    return _wheel_dir("mlir") / "bin" / tool
 
 
 def llvm_lib_dir() -> Path:

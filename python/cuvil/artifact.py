@@ -1,0 +1,112 @@
+"""Stage 5, artifact: LLVM IR -> a native shared library, cached on disk.
+
+Entries are content-addressed (hash of the IR, options and tool versions)
+under $CUVIL_CACHE_DIR (default ~/.cache/cuvil). Each entry is written to a
+temporary file and renamed into place, so a reader never sees half a file;
+a small manifest records size and SHA-256, and an entry that does not match
+it (truncated, corrupted) or that is not owned by this user / is writable by
+others is refused and rebuilt.
+"""
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+from . import tools
+from ._version import LLVM_VERSION, __version__
+from .errors import CompileError
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("CUVIL_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cuvil")
+    path = Path(base)
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return path
+
+
+def cache_key(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in (__version__, LLVM_VERSION, *parts):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def _trusted(path: Path) -> bool:
+    st = path.stat()
+    return st.st_uid == os.getuid() and not (st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def lookup(key: str):
+    """Path of a valid cached library for `key`, or None."""
+    lib, manifest = cache_dir() / f"{key}.so", cache_dir() / f"{key}.json"
+    try:
+        if not (_trusted(lib) and _trusted(manifest)):
+            return None
+        meta = json.loads(manifest.read_text())
+        if lib.stat().st_size != meta["size"] or _sha256(lib) != meta["sha256"]:
+            return None
+        return lib
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _run(cmd, stage, **kw):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, env=tools.tool_env(), **kw)
+    if proc.returncode != 0:
+        raise CompileError(stage, proc.stderr.decode(errors="replace").strip(),
+                           reproducer=" ".join(str(c) for c in cmd))
+    return proc
+
+
+def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native") -> Path:
+    """llc + cc -shared into the cache; returns the library path."""
+    with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp:
+        tmp = Path(tmp)
+        ll, obj, so = tmp / "module.ll", tmp / "module.o", tmp / "module.so"
+        ll.write_text(llvm_ir)
+        llc_input = ll
+        if num_threads > 1:
+            # async.execute became LLVM coroutines: CoroSplit must run before llc.
+            bc = tmp / "module.bc"
+            _run([tools.llvm_bin("opt"), "-passes=default<O3>", f"-mcpu={cpu}", ll, "-o", bc], "codegen")
+            llc_input = bc
+        _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
+              "--relocation-model=pic", llc_input, "-o", obj], "codegen")
+        libs = [f"-L{tools.mlir_lib_dir()}", f"-Wl,-rpath,{tools.mlir_lib_dir()}",
+                "-lmlir_c_runner_utils"]
+        if num_threads > 1:
+            libs.append("-lmlir_async_runtime")
+        _run([os.environ.get("CC", "cc"), "-shared", obj, "-o", so, *libs, "-lm"], "link")
+        data = so.read_bytes()
+    lib = cache_dir() / f"{key}.so"
+    _atomic_write(lib, data)
+    meta = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "cuvil": __version__}
+    _atomic_write(cache_dir() / f"{key}.json", json.dumps(meta).encode())
+    return lib

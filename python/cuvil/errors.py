@@ -1,0 +1,40 @@
+"""Errors Cuvil raises. Every user-caused failure ends in one of these, with
+the op / stage, a location and, where IR is involved, a reproducer command."""
+
+
+class CuvilError(Exception):
+    """Base class of Cuvil's errors."""
+
+
+class UnsupportedOpError(CuvilError):
+    """A model uses an op Cuvil cannot lower.
+
+    Attributes: ``op`` (e.g. ``aten.nonzero``), ``location`` (``file.py:LINE``
+    in the model's source), ``stage`` and ``reproducer`` (a shell command that
+    replays the failing step on the saved IR), possibly empty.
+    """
+
+    def __init__(self, op, location="<unknown>", stage="import", detail="", reproducer=""):
+        self.op, self.location, self.stage = op, location, stage
+        self.detail, self.reproducer = detail, reproducer
+        msg = f"unsupported op {op} at {location} (stage: {stage})"
+        if detail:
+            msg += f"\n  {detail}"
+        if reproducer:
+            msg += f"\n  reproduce with: {reproducer}"
+        super().__init__(msg)
+
+
+class CompileError(CuvilError):
+    """A compile stage failed on IR that Cuvil produced or was given."""
+
+    def __init__(self, stage, message, reproducer=""):
+        self.stage, self.reproducer = stage, reproducer
+        text = f"{stage} failed: {message}"
+        if reproducer:
+            text += f"\n  reproduce with: {reproducer}"
+        super().__init__(text)
+
+
+class TransformError(CuvilError):
+    """A transform script failed to parse, match or apply."""

@@ -1,0 +1,105 @@
+"""Stage 6, run: load a compiled library and call its entry points.
+
+Functions are compiled with `llvm.emit_c_interface` and results as
+out-params, so `_mlir_ciface_<name>(desc*...)` takes one memref descriptor
+pointer per input, then one per output. Descriptors are built over numpy
+arrays (64-byte aligned, C-contiguous) without copying; ctypes releases the
+GIL during the call.
+"""
+import ctypes
+from dataclasses import dataclass
+from typing import List, Sequence
+
+import numpy as np
+
+ALIGNMENT = 64
+
+_NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
+              "i32": np.int32, "i8": np.int8, "i1": np.bool_}
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Shape (None for a dynamic dim) and MLIR element type of an argument."""
+    shape: tuple
+    dtype: str
+
+    @property
+    def np_dtype(self):
+        if self.dtype not in _NP_DTYPES:
+            raise TypeError(f"element type {self.dtype} has no numpy equivalent")
+        return _NP_DTYPES[self.dtype]
+
+
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data is 64-byte aligned."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    offset = (-raw.ctypes.data) % ALIGNMENT
+    return raw[offset:offset + nbytes].view(dtype).reshape(shape)
+
+
+def as_aligned(array: np.ndarray) -> np.ndarray:
+    if array.flags.c_contiguous and array.ctypes.data % ALIGNMENT == 0:
+        return array
+    out = aligned_empty(array.shape, array.dtype)
+    out[...] = array
+    return out
+
+
+_DESCRIPTOR_TYPES = {}
+
+
+def _descriptor_type(rank: int):
+    if rank not in _DESCRIPTOR_TYPES:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTOR_TYPES[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    return _DESCRIPTOR_TYPES[rank]
+
+
+def descriptor(array: np.ndarray):
+    """A memref descriptor viewing `array` (which must stay alive)."""
+    desc = _descriptor_type(array.ndim)()
+    desc.allocated = desc.aligned = array.ctypes.data
+    desc.offset = 0
+    if array.ndim:
+        desc.sizes[:] = array.shape
+        desc.strides[:] = [s // array.itemsize for s in array.strides]
+    return desc
+
+
+class Library:
+    """A loaded compiled module."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self._lib = ctypes.CDLL(self.path)
+
+    def has(self, name: str) -> bool:
+        return hasattr(self._lib, f"_mlir_ciface_{name}")
+
+    def function(self, name: str, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec]):
+        return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs)
+
+
+class Function:
+    """Calls one entry point on numpy arrays; allocates its outputs."""
+
+    def __init__(self, fn, name, inputs, outputs):
+        self._fn, self.name = fn, name
+        self.inputs, self.outputs = list(inputs), list(outputs)
+        fn.restype = None
+        fn.argtypes = [ctypes.c_void_p] * (len(self.inputs) + len(self.outputs))
+
+    def __call__(self, *arrays: np.ndarray) -> List[np.ndarray]:
+        if len(arrays) != len(self.inputs):
+            raise ValueError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
+        outs = [aligned_empty(tuple(s.shape), s.np_dtype) for s in self.outputs]
+        keep = [as_aligned(a) for a in arrays] + outs
+        descs = [descriptor(a) for a in keep]
+        self._fn(*[ctypes.addressof(d) for d in descs])
+        return outs

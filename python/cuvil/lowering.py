@@ -1,0 +1,67 @@
+"""Stage 4, lower: scheduled linalg-on-tensors -> LLVM IR text.
+
+The pipeline is data (a list of pass strings), so it can be printed,
+exported and replayed with `cuvil-opt --pass-pipeline=...`:
+bufferize with identity layouts, results become caller-allocated out-params
+(no allocation crosses the ABI), temporaries are freed, then everything goes
+to the LLVM dialect and through `mlir-translate` to LLVM IR.
+"""
+import subprocess
+
+from . import tools
+from .diagnostics import run_pipeline, save_reproducer
+from .errors import CompileError
+
+BUFFERIZE = [
+    "canonicalize", "cse",
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+    "buffer-deallocation-pipeline",
+    "convert-bufferization-to-memref",
+    "canonicalize", "cse",
+]
+
+
+def parallel_passes(num_threads: int) -> list:
+    """scf.forall (from the schedules) -> sequential loops, or async tasks."""
+    if num_threads <= 1:
+        return ["scf-forall-to-for"]
+    return [
+        "scf-forall-to-parallel",
+        f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
+        "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
+        "convert-async-to-llvm",
+    ]
+
+
+TO_LLVM = [
+    "convert-vector-to-scf{full-unroll}",
+    "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
+    "math-expand-ops",
+    "convert-vector-to-llvm", "finalize-memref-to-llvm", "convert-arith-to-llvm",
+    "convert-math-to-llvm", "convert-math-to-libm",
+    "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
+    "reconcile-unrealized-casts", "canonicalize", "cse",
+]
+
+
+def pipeline(num_threads: int = 1) -> str:
+    passes = BUFFERIZE + ["convert-linalg-to-loops"] + parallel_passes(num_threads) + TO_LLVM
+    return "builtin.module(" + ",".join(passes) + ")"
+
+
+def to_llvm_dialect(module, num_threads: int = 1) -> None:
+    """In place: tensors -> memrefs -> LLVM dialect."""
+    run_pipeline(module, pipeline(num_threads), "lower")
+
+
+def translate_to_llvm_ir(llvm_dialect_text: str) -> str:
+    """LLVM dialect -> LLVM IR, with the mlir-translate of the MLIR wheel."""
+    tool = tools.mlir_bin("mlir-translate")
+    proc = subprocess.run([str(tool), "--mlir-to-llvmir"], input=llvm_dialect_text,
+                          capture_output=True, text=True, env=tools.tool_env())
+    if proc.returncode != 0:
+        path = save_reproducer(llvm_dialect_text, "translate")
+        raise CompileError("translate", proc.stderr.strip(),
+                           reproducer=f"{tool} --mlir-to-llvmir {path}")
+    return proc.stdout

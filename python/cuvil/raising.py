@@ -1,0 +1,45 @@
+"""Stage 2, raise: linalg text from the importer -> Cuvil's context, with
+recognised patterns raised to Cuvil ops and lowered back in Cuvil's form,
+then the weight-only subgraph split into a run-once `main_prepack`."""
+from .diagnostics import run_pipeline
+
+RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,cuvil-lower-to-linalg,canonicalize,cse,"
+                  "cuvil-split-prepack,canonicalize,cse)")
+
+
+def parse(text: str, context):
+    """Parses importer output in Cuvil's context (objects never cross from
+    torch_mlir; only text does)."""
+    from .errors import CompileError
+    from .ir import MLIRError, Module
+    try:
+        return Module.parse(text, context=context)
+    except MLIRError as err:
+        from .diagnostics import save_reproducer
+        path = save_reproducer(text, "parse")
+        raise CompileError("parse", str(err), reproducer=f"cuvil-opt {path}") from None
+
+
+def mark_weights(module, weight_args) -> None:
+    """Tags func.func @main arguments that are weights with `cuvil.weight`."""
+    from .ir import DictAttr, UnitAttr, ArrayAttr
+    main = lookup_func(module, "main")
+    with module.context:
+        attrs = []
+        for i, old in enumerate(main.arg_attrs):
+            entries = {n.name: n.attr for n in DictAttr(old)}
+            if i in weight_args:
+                entries["cuvil.weight"] = UnitAttr.get()
+            attrs.append(DictAttr.get(entries))
+        main.arg_attrs = ArrayAttr.get(attrs)
+
+
+def lookup_func(module, name: str):
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and op.attributes["sym_name"].value == name:
+            return op
+    return None
+
+
+def raise_and_prepack(module) -> None:
+    run_pipeline(module, RAISE_PIPELINE, "raise")

@@ -1,0 +1,21 @@
+"""How many threads compiled code uses: cuvil.set_num_threads(n), else
+$CUVIL_NUM_THREADS, else all cores. Part of the cache key (it changes code)."""
+import os
+
+_explicit = None
+
+
+def set_num_threads(n: int) -> None:
+    global _explicit
+    if int(n) < 1:
+        raise ValueError(f"number of threads must be >= 1, got {n}")
+    _explicit = int(n)
+
+
+def get_num_threads() -> int:
+    if _explicit:
+        return _explicit
+    env = os.environ.get("CUVIL_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    return len(os.sched_getaffinity(0))
