@@ -14,6 +14,7 @@ import collections
 import dataclasses
 import os
 import re
+import shutil
 import time
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -27,8 +28,25 @@ from torch_mlir.passmanager import PassManager
 
 from .errors import CompileError, UnsupportedOpError
 
-_REPRO_HINT = ("python -c \"import cuvil; cuvil.set_log_level('DEBUG')\" "
-               "then re-run: the torch-dialect IR is logged before lowering")
+
+
+def _with_stack(detail: str, stack: str) -> str:
+    return detail + (f"\n  model stack (innermost last):\n{stack}" if stack else "")
+
+
+def _reproducer(graph) -> str:
+    """Saves the torch-dialect IR of the failing module; returns a command
+    replaying the failing lowering with torch-mlir's own opt tool."""
+    module = _LAST_TORCH_IR.get("text")
+    if not module:
+        return ""
+    from .diagnostics import save_reproducer
+    path = save_reproducer(module, "torch")
+    tool = shutil.which("torch-mlir-opt") or "torch-mlir-opt"
+    return f"{tool} {path} --pass-pipeline='{_LAST_TORCH_IR['pipeline']}'"
+
+
+_LAST_TORCH_IR: Dict[str, str] = {}
 
 TORCH_BACKEND_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -138,6 +156,7 @@ class ImportResult:
 
 
 def _run_pipeline(module: ir.Module, pipeline: str, stage: str, graph=None):
+    _LAST_TORCH_IR.update(text=module.operation.get_asm(enable_debug_info=True), pipeline=pipeline)
     diags: List[ir.Diagnostic] = []
     records = []
 
@@ -195,7 +214,8 @@ def _raise_from_diagnostics(records, stage, err, graph):
         if fl:
             # Innermost frame is the first file:line inside callsite(...)
             where = f"{os.path.basename(fl[0][0])}:{fl[0][1]} ({fl[0][0]})"
-        raise UnsupportedOpError(op, where, stage, f"{loc}: {msg.splitlines()[0]}" + (f"\n  model stack (innermost last):\n{stack}" if stack else ""), reproducer=_REPRO_HINT)
+        raise UnsupportedOpError(op, where, stage, _with_stack(f"{loc}: {msg.splitlines()[0]}", stack),
+                                 reproducer=_reproducer(graph))
     detail = "\n".join(f"{loc}: {msg}" for _, loc, msg, _ in errs[:10])
     raise CompileError(stage, f"{err}\n{detail}")
 
@@ -230,15 +250,14 @@ def _check_upstream_dialects(module, graph, allowed):
     where = f"{os.path.basename(fl[0][0])}:{fl[0][1]} ({fl[0][0]})" if fl else "<unknown>"
     others = sorted(collections.Counter(b[0] for b in bad).items())
     raise UnsupportedOpError(op, where, "upstream-dialect-check",
-                             f"non-upstream ops in linalg output: {others}"
-                             + (f"\n  model stack (innermost last):\n{stack}" if stack else ""),
-                             reproducer=_REPRO_HINT)
+                             _with_stack(f"non-upstream ops in linalg output: {others}", stack))
 
 
 def import_program_weights_as_args(
     prog, *, func_name: str = "main", output_type: str = "linalg-on-tensors",
     inline_max_bytes: int = 65536, inline_nonpersistent_buffers: bool = False,
     debug_info: bool = False, check_dialects: bool = True, name_args: bool = True,
+    strip_asserts: bool = False,
     allowed_dialects: Sequence[str] = UPSTREAM_DIALECTS,
 ) -> ImportResult:
     """prog: ExportedProgram (already decomposed). Mutates prog.graph.
@@ -332,6 +351,15 @@ def import_program_weights_as_args(
         timings["to_linalg"] = time.perf_counter() - t1
         if check_dialects:
             _check_upstream_dialects(module, g, allowed_dialects)
+        if strip_asserts:
+            # torch-mlir puts cf.assert inside linalg.generic bodies (embedding/gather bounds,
+            # "tensor with zero element" for reciprocal in BatchNorm). They have side effects and
+            # block --linalg-fuse-elementwise-ops (small CNN: 13 vs 4 generics after fusion).
+            asserts = []
+            module.operation.walk(lambda op: (asserts.append(op) if op.operation.name == "cf.assert"
+                                              else None) or ir.WalkResult.ADVANCE)
+            for op in asserts:
+                op.operation.erase()
 
     t1 = time.perf_counter()
     text = module.operation.get_asm(enable_debug_info=debug_info)

@@ -101,7 +101,7 @@ def apply(module, script: str, entry: str = "__transform_main", params=None) -> 
         report = ApplyReport(entry=entry, matched=_linalg_ops(module))
         try:
             interpreter.apply_named_sequence(module.operation, sequence, library)
-        except MLIRError as err:
+        except (MLIRError, ValueError) as err:  # the interpreter reports as ValueError
             raise TransformError(f"transform @{entry} failed:\n{_diags(err)}") from None
         report.remaining = _linalg_ops(module)
     return report
@@ -109,7 +109,7 @@ def apply(module, script: str, entry: str = "__transform_main", params=None) -> 
 
 def _diags(err) -> str:
     lines = []
-    for d in err.error_diagnostics:
+    for d in getattr(err, "error_diagnostics", []):
         lines.append(f"  {d.location}: {d.message}")
         lines.extend(f"    note: {n.location}: {n.message}" for n in d.notes)
     return "\n".join(lines) or str(err)

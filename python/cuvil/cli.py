@@ -1,0 +1,111 @@
+"""The `cuvil` command line.
+
+    cuvil --version
+    cuvil compile model.py:make_model --input 1x128xi64 [--input ...] -o out/
+
+`compile` imports the module file, calls the factory for a torch.nn.Module,
+makes random inputs of the given shapes/dtypes, compiles, checks the result
+against eager, and writes the library plus the IR of every stage to `-o`.
+"""
+import argparse
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from ._version import LLVM_VERSION, __version__
+
+_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+           "i64": "int64", "i32": "int32", "i8": "int8", "i1": "bool"}
+
+
+def parse_input_spec(spec: str):
+    """'1x128xi64' -> ((1, 128), 'int64')."""
+    *dims, dtype = spec.split("x")
+    if dtype not in _DTYPES or not dims:
+        raise argparse.ArgumentTypeError(
+            f"bad --input {spec!r}: expected DIMSxDTYPE like 1x128xi64 (dtypes: {sorted(_DTYPES)})")
+    try:
+        shape = tuple(int(d) for d in dims)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad --input {spec!r}: dims must be integers") from None
+    return shape, _DTYPES[dtype]
+
+
+def _load_factory(ref: str):
+    path, _, name = ref.partition(":")
+    if not name or not Path(path).exists():
+        raise SystemExit(f"cuvil: expected FILE.py:FACTORY with an existing file, got {ref!r}")
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, name):
+        raise SystemExit(f"cuvil: {path} has no {name!r}")
+    return getattr(module, name)
+
+
+def _random_input(shape, dtype):
+    import torch
+    dt = getattr(torch, dtype)
+    if dt.is_floating_point:
+        return torch.randn(shape, dtype=dt)
+    return torch.randint(0, 100, shape, dtype=dt)
+
+
+def cmd_compile(args) -> int:
+    import torch
+    from torch.utils import _pytree as pytree
+
+    import cuvil
+    from .compiler import STAGES
+
+    model = _load_factory(args.model)()
+    inputs = tuple(_random_input(*s) for s in args.input)
+    if args.verbose:
+        cuvil.set_log_level("DEBUG")
+    try:
+        fast = cuvil.compile(model, example_inputs=inputs)
+    except cuvil.CuvilError as err:
+        print(f"cuvil: {err}", file=sys.stderr)
+        return 1
+    with torch.no_grad():
+        got, want = pytree.tree_leaves(fast(*inputs)), pytree.tree_leaves(model(*inputs))
+    err = max(float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor))
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    for stage in STAGES:
+        try:
+            fast.export_ir(str(out / f"model.{stage}.mlir"), stage)
+        except KeyError:
+            pass  # stage skipped (library came from the cache)
+    shutil.copy2(fast._last.library.path, out / "model.so")
+    report = {"stats": fast.stats, "max_abs_error_vs_eager": err,
+              "inputs": [list(s) + [d] for s, d in args.input]}
+    (out / "report.json").write_text(json.dumps(report, indent=2))
+    print(f"compiled {type(model).__name__} -> {out}/model.so  "
+          f"(max |cuvil - eager| = {err:.2e}; stages: "
+          + ", ".join(f"{k} {v:.2f}s" for k, v in fast.stats.items() if k != "cache_hit") + ")")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="cuvil", description="Cuvil: PyTorch -> native code")
+    parser.add_argument("--version", action="version",
+                        version=f"cuvil {__version__} (MLIR/LLVM {LLVM_VERSION})")
+    sub = parser.add_subparsers(dest="command")
+    comp = sub.add_parser("compile", help="compile a model built by a factory function")
+    comp.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
+    comp.add_argument("--input", action="append", type=parse_input_spec, required=True,
+                      help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
+    comp.add_argument("-o", "--output", required=True, help="output folder")
+    comp.add_argument("-v", "--verbose", action="store_true", help="per-stage debug log")
+    args = parser.parse_args(argv)
+    if args.command == "compile":
+        return cmd_compile(args)
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
