@@ -38,16 +38,17 @@ class CMakeBuild(build_ext):
 
         mlir, llvm = _site_packages_of("mlir"), _site_packages_of("llvm")
         BUILD_DIR.mkdir(parents=True, exist_ok=True)
-        if not (BUILD_DIR / "build.ninja").exists():
-            subprocess.check_call([
-                "cmake", "-G", "Ninja", "-S", str(ROOT), "-B", str(BUILD_DIR),
-                "-DCMAKE_BUILD_TYPE=Release",
-                f"-DMLIR_DIR={mlir / 'lib/cmake/mlir'}",
-                f"-DLLVM_DIR={llvm / 'lib/cmake/llvm'}",
-                f"-Dnanobind_DIR={nanobind.cmake_dir()}",
-                f"-DPython3_EXECUTABLE={sys.executable}",
-                f"-DCUVIL_VERSION={self.distribution.get_version()}",
-            ])
+        # Configure every time: it is quick, and the Python sources are globbed
+        # at configure time, so new modules need it.
+        subprocess.check_call([
+            "cmake", "-G", "Ninja", "-S", str(ROOT), "-B", str(BUILD_DIR),
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DMLIR_DIR={mlir / 'lib/cmake/mlir'}",
+            f"-DLLVM_DIR={llvm / 'lib/cmake/llvm'}",
+            f"-Dnanobind_DIR={nanobind.cmake_dir()}",
+            f"-DPython3_EXECUTABLE={sys.executable}",
+            f"-DCUVIL_VERSION={self.distribution.get_version()}",
+        ])
         jobs = os.environ.get("CUVIL_BUILD_JOBS", "2")
         subprocess.check_call(["cmake", "--build", str(BUILD_DIR), "-j", jobs])
 
@@ -55,7 +56,7 @@ class CMakeBuild(build_ext):
         target = Path(self.build_lib) / "cuvil"
         if target.exists():
             shutil.rmtree(target)
-        shutil.copytree(staged, target, symlinks=False)
+        shutil.copytree(staged, target, symlinks=False, ignore_dangling_symlinks=True)
         bin_dir = target / "_bin"
         bin_dir.mkdir(exist_ok=True)
         shutil.copy2(BUILD_DIR / "bin" / "cuvil-opt", bin_dir / "cuvil-opt")

@@ -9,7 +9,6 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
   . .venv/bin/activate
 fi
 start=$(date +%s)
-python -m pip install -q --upgrade "pip>=24"
 python -m pip install -q $(python scripts/pins.py build) $(python scripts/pins.py test)
 python -m pip install -q --no-build-isolation ".[test]"
 echo "cuvil installed into ${VIRTUAL_ENV} in $(( $(date +%s) - start )) s"

@@ -6,6 +6,7 @@
 #ifndef CUVIL_LIB_TRANSFORMS_LOWERINGUTILS_H
 #define CUVIL_LIB_TRANSFORMS_LOWERINGUTILS_H
 
+#include "cuvil/Dialect/CuvilOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
@@ -63,6 +64,20 @@ AffineMap batchedMap(MLIRContext *ctx, unsigned numLoops, ArrayRef<int64_t> shap
 Value batchedContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          bool bTransposed, RankedTensorType resultType,
                          function_ref<Value(unsigned)> dynSize);
+
+/// Same contraction accumulating into `init` (`init += a * b`), in place:
+/// `init`'s shape is the result shape. `reductionInner` puts the reduction
+/// loop innermost; otherwise it goes just before the last result dim, so the
+/// innermost loop walks the output (no store-to-load chain once lowered to
+/// scalar loops).
+Value batchedContractionInto(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                             bool bTransposed, Value init,
+                             bool reductionInner = true);
+
+/// Converts scalar `x` to `to` with the semantics of cuvil.dtype_cast:
+/// float narrowing rounds to nearest-even; float -> int rounds per `rounding`
+/// and saturates (+-inf included; NaN gives 0); int -> int saturates.
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to, RoundingMode rounding);
 
 /// Numerically stable softmax of `x` along `axis` (three linalg.generics).
 Value softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis);

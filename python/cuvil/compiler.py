@@ -110,6 +110,9 @@ class CompiledModule:
             raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
         if self._last is None:
             raise RuntimeError("nothing compiled yet: call the module or pass example_inputs")
+        if stage not in self._last.ir:
+            raise KeyError(f"stage {stage!r} was not run for this signature "
+                           f"(the library came from the cache); have: {sorted(self._last.ir)}")
         with open(path, "w") as f:
             f.write(self._last.ir[stage])
 
@@ -159,6 +162,8 @@ class CompiledModule:
             self.model, args, strip_asserts=True,
             extra_decompositions={**importer.F32_LAYERNORM_DECOMPS, **importer.NO_TM_TENSOR_DECOMPS})
         ir_text["linalg"] = imported.text
+        if importer.last_torch_ir():
+            ir_text["torch"] = importer.last_torch_ir()
         stats["import"] = time.perf_counter() - t
         weights = {a["name"]: execution.as_aligned(w.contiguous().numpy())
                    for a, w in zip([a for a in imported.manifest["args"] if a["kind"] != "user_input"],

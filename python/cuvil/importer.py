@@ -48,6 +48,11 @@ def _reproducer(graph) -> str:
 
 _LAST_TORCH_IR: Dict[str, str] = {}
 
+
+def last_torch_ir() -> str:
+    """Torch-backend IR of the last import, as fed to the linalg lowering."""
+    return _LAST_TORCH_IR.get("text", "")
+
 TORCH_BACKEND_PIPELINE = (
     "builtin.module(func.func(torch-match-quantized-custom-ops),"
     "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})"
