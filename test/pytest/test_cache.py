@@ -1,0 +1,100 @@
+"""The artifact cache: reuse across processes, atomic writes, refusing
+corrupt or foreign-writable entries, concurrent compiles of one model."""
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import torch
+
+import cuvil
+from cuvil import artifact
+
+from models import MLP
+
+COMPILE_SCRIPT = textwrap.dedent("""
+    import sys, torch, cuvil
+    sys.path.insert(0, {here!r})
+    from models import MLP
+    torch.manual_seed(0)
+    model = MLP().eval()
+    x = torch.randn(8, 64)
+    fast = cuvil.compile(model, example_inputs=(x,))
+    ok = torch.allclose(fast(x), model(x), atol=1e-5, rtol=1e-4)
+    print(int(fast.stats["cache_hit"]), int(ok))
+""").format(here=str(Path(__file__).parent))
+
+
+def _compile_in_subprocess():
+    return subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+
+
+def _result(proc):
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    hit, ok = out.split()
+    return int(hit), int(ok)
+
+
+def _entries():
+    return sorted(artifact.cache_dir().glob("*.so"))
+
+
+def test_second_process_hits_the_cache():
+    assert _result(_compile_in_subprocess()) == (0, 1)
+    assert _result(_compile_in_subprocess()) == (1, 1)
+    assert len(_entries()) == 1
+
+
+def test_concurrent_processes_compile_one_model():
+    procs = [_compile_in_subprocess() for _ in range(2)]
+    results = [_result(p) for p in procs]
+    assert all(ok == 1 for _, ok in results)
+    assert len(_entries()) == 1
+    assert not list(artifact.cache_dir().glob("*.tmp")), "a temporary file was left behind"
+    assert _result(_compile_in_subprocess()) == (1, 1)
+
+
+def _replace_file(path, data):
+    """Rewrites `path` as a new inode: this process has the old library mapped
+    and rewriting it in place would pull pages out from under it."""
+    tmp = path.with_suffix(".corrupt")
+    tmp.write_bytes(data)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def _fresh_compile():
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(8, 64)
+    fast = cuvil.compile(model, example_inputs=(x,))
+    torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
+    return fast
+
+
+def test_truncated_entry_is_rebuilt():
+    _fresh_compile()
+    (lib,) = _entries()
+    _replace_file(lib, lib.read_bytes()[:1000])
+    assert _fresh_compile().stats["cache_hit"] == 0.0
+    assert _fresh_compile().stats["cache_hit"] == 1.0
+
+
+def test_corrupted_entry_is_rebuilt():
+    _fresh_compile()
+    (lib,) = _entries()
+    data = bytearray(lib.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    _replace_file(lib, bytes(data))
+    assert _fresh_compile().stats["cache_hit"] == 0.0
+
+
+def test_entry_writable_by_others_is_refused():
+    _fresh_compile()
+    (lib,) = _entries()
+    os.chmod(lib, 0o666)
+    assert artifact.lookup(lib.stem) is None
+    assert _fresh_compile().stats["cache_hit"] == 0.0
+    assert os.stat(_entries()[0]).st_mode & 0o077 == 0

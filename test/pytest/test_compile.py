@@ -1,0 +1,106 @@
+"""cuvil.compile end to end: numerics against PyTorch eager (stated
+tolerances), output structures, errors a user can cause."""
+import pytest
+import torch
+from torch.utils import _pytree as pytree
+
+import cuvil
+
+from models import CNN, MLP, TupleDictOutputs, UsesErfinv, bert, gpt2_block
+
+# fp32 throughout; reductions are reassociated by tiling/vectorization.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def assert_matches_eager(model, *inputs, atol=ATOL, rtol=RTOL):
+    fast = cuvil.compile(model)
+    with torch.no_grad():
+        want = model(*inputs)
+    got = fast(*inputs)
+    want_leaves = [t for t in pytree.tree_leaves(want) if isinstance(t, torch.Tensor)]
+    got_leaves = pytree.tree_leaves(got)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
+    return fast, got, want
+
+
+def test_mlp():
+    torch.manual_seed(0)
+    fast, _, _ = assert_matches_eager(MLP().eval(), torch.randn(16, 64))
+    assert fast.stats["cache_hit"] == 0.0
+    assert set(fast.stats) >= {"import", "raise", "schedule", "lower", "codegen", "load"}
+
+
+def test_mlp_weights_are_prepacked_not_inlined(tmp_path):
+    torch.manual_seed(0)
+    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(4, 64),))
+    fast.export_ir(str(tmp_path / "cuvil.mlir"), stage="cuvil")
+    text = (tmp_path / "cuvil.mlir").read_text()
+    assert "func.func @main_prepack" in text          # the W^T transposes run once
+    assert "cuvil.packed = 0" in text
+    assert "dense_resource" not in text               # no inlined weight data
+    main = text[text.index("func.func @main("):text.index("func.func @main_prepack")]
+    assert "linalg.transpose" not in main
+
+
+def test_cnn():
+    torch.manual_seed(0)
+    assert_matches_eager(CNN().eval(), torch.randn(2, 3, 32, 32))
+
+
+def test_tuple_and_dict_outputs():
+    torch.manual_seed(0)
+    _, got, want = assert_matches_eager(TupleDictOutputs().eval(), torch.randn(3, 8), torch.randn(5))
+    assert isinstance(got, dict) and set(got) == {"hidden", "pair"}
+    assert isinstance(got["pair"], tuple) and got["pair"][1].shape == torch.Size([])
+
+
+def test_bert_small():
+    model = bert()
+    ids = torch.randint(0, model.config.vocab_size, (1, 64))
+    assert_matches_eager(model, ids, atol=1e-4)
+
+
+def test_gpt2_causal_block():
+    model = gpt2_block()
+    ids = torch.randint(0, model.config.vocab_size, (1, 32))
+    assert_matches_eager(model, ids, atol=1e-4)
+
+
+def test_new_shape_recompiles():
+    torch.manual_seed(0)
+    model = MLP().eval()
+    fast = cuvil.compile(model)
+    for batch in (2, 5):
+        x = torch.randn(batch, 64)
+        torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
+    assert len(fast._compiled) == 2
+
+
+def test_unsupported_op_names_op_and_source_line():
+    with pytest.raises(cuvil.UnsupportedOpError) as info:
+        cuvil.compile(UsesErfinv(), example_inputs=(torch.randn(4),))
+    err = info.value
+    assert "erfinv" in err.op
+    assert "models.py:" in err.location          # the model's own source line
+    assert err.reproducer and "torch-mlir-opt" in err.reproducer
+
+
+def test_wrong_input_count_is_value_error():
+    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(2, 64),))
+    with pytest.raises(ValueError, match="compiled for 1 input"):
+        fast(torch.randn(2, 64), torch.randn(2, 64))
+
+
+def test_non_tensor_input_is_type_error():
+    fast = cuvil.compile(MLP().eval())
+    with pytest.raises(TypeError, match="input 0 is a list"):
+        fast([1.0, 2.0])
+
+
+def test_export_ir_rejects_unknown_stage(tmp_path):
+    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(2, 64),))
+    with pytest.raises(ValueError, match="stage must be one of"):
+        fast.export_ir(str(tmp_path / "x.mlir"), stage="assembly")
