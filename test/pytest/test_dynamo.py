@@ -1,0 +1,74 @@
+"""torch.compile(backend="cuvil") through the torch_dynamo_backends entry
+point: numerics vs eager, graph breaks, eager fallback on unsupported ops."""
+import warnings
+
+import pytest
+import torch
+
+from models import CNN, bert
+
+
+class GraphBreakWithUnsupportedOp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.relu(self.a(x))
+        torch._dynamo.graph_break()
+        return self.b(torch.erfinv(torch.tanh(y)))
+
+
+@pytest.fixture(autouse=True)
+def _reset_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _run(model, *inputs, **compile_kwargs):
+    fast = torch.compile(model, backend="cuvil", **compile_kwargs)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got, want = fast(*inputs), model(*inputs)
+    cuvil_warnings = [str(w.message) for w in caught if "cuvil:" in str(w.message)]
+    return got, want, cuvil_warnings
+
+
+def test_backend_is_registered_without_import():
+    from torch._dynamo import list_backends
+    assert "cuvil" in list_backends()
+
+
+def test_cnn_matches_eager():
+    torch.manual_seed(0)
+    got, want, warned = _run(CNN().eval(), torch.randn(2, 3, 32, 32))
+    assert warned == []
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_bert_matches_eager():
+    model = bert()
+    ids = torch.randint(0, model.config.vocab_size, (1, 32))
+    got, want, warned = _run(model, ids)
+    assert warned == []
+    torch.testing.assert_close(got.last_hidden_state, want.last_hidden_state, atol=1e-4, rtol=1e-4)
+
+
+def test_graph_break_and_unsupported_op_fall_back_with_one_warning():
+    torch.manual_seed(0)
+    got, want, warned = _run(GraphBreakWithUnsupportedOp().eval(), torch.randn(4, 8))
+    torch.testing.assert_close(got, want)
+    assert len(warned) == 1 and "aten.erfinv" in warned[0]
+
+
+def test_strict_option_raises():
+    import cuvil
+    model = GraphBreakWithUnsupportedOp().eval()
+    with pytest.raises(cuvil.UnsupportedOpError, match="erfinv"):
+        _run(model, torch.randn(4, 8), options={"strict": True})
+
+
+def test_unknown_option_is_rejected():
+    with pytest.raises(Exception, match="unknown cuvil backend option"):
+        _run(CNN().eval(), torch.randn(1, 3, 16, 16), options={"tile": 3})
