@@ -17,6 +17,12 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
                     num_threads=num_threads)
 
 
+def export(model, example_inputs, out_dir, target="host"):
+    """Ahead-of-time export to a folder usable from C (see cuvil.aot)."""
+    from .aot import export as _export
+    return _export(model, example_inputs, out_dir, target=target)
+
+
 def set_log_level(level) -> None:
     """Per-stage compile logs with timings ("DEBUG") or quiet ("WARNING")."""
     logger = _logging.getLogger("cuvil")

@@ -85,6 +85,15 @@ def _run(cmd, stage, **kw):
     return proc
 
 
+RUNTIME_SUPPORT = Path(__file__).absolute().parent / "runtime_support.c"
+
+
+def link_shared(obj: Path, so: Path, libs=(), extra_sources=()) -> None:
+    """cc -shared: the object, Cuvil's runtime support (memrefCopy), libm."""
+    _run([os.environ.get("CC", "cc"), "-O2", "-fPIC", "-shared", obj, RUNTIME_SUPPORT,
+          *extra_sources, "-o", so, *libs, "-lm"], "link")
+
+
 def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native") -> Path:
     """llc + cc -shared into the cache; returns the library path."""
     with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp:
@@ -99,11 +108,11 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str 
             llc_input = bc
         _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
               "--relocation-model=pic", llc_input, "-o", obj], "codegen")
-        libs = [f"-L{tools.mlir_lib_dir()}", f"-Wl,-rpath,{tools.mlir_lib_dir()}",
-                "-lmlir_c_runner_utils"]
+        libs = []
         if num_threads > 1:
-            libs.append("-lmlir_async_runtime")
-        _run([os.environ.get("CC", "cc"), "-shared", obj, "-o", so, *libs, "-lm"], "link")
+            libs = [f"-L{tools.mlir_lib_dir()}", f"-Wl,-rpath,{tools.mlir_lib_dir()}",
+                    "-lmlir_async_runtime"]
+        link_shared(obj, so, libs)
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
     _atomic_write(lib, data)

@@ -42,6 +42,8 @@ class _Signature:
     out_spec: object
     stats: Dict[str, float]
     ir: Dict[str, str] = field(default_factory=dict)
+    weight_order: List[str] = field(default_factory=list)   # main_prepack's inputs
+    prepack_specs: Optional[tuple] = None                    # (inputs, outputs) or None
 
 
 def _spec_of(type_) -> execution.TensorSpec:
@@ -84,7 +86,7 @@ class CompiledModule:
     """What `cuvil.compile` returns. Call it like the model."""
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
-                 num_threads=None, schedule=scheduling.DEFAULT_SCHEDULE):
+                 num_threads=None, schedule=scheduling.DEFAULT_SCHEDULE, use_cache=True):
         if target != "host":
             raise ValueError(f"target {target!r} is not supported; use target='host'")
         if opt_level not in (0, 1, 2, 3):
@@ -93,6 +95,7 @@ class CompiledModule:
         self.opt_level = opt_level
         self.schedule = schedule if opt_level > 0 else ()
         self._num_threads = num_threads
+        self.use_cache = use_cache
         self._compiled: Dict[tuple, _Signature] = {}
         self._last: Optional[_Signature] = None
         if example_inputs is not None:
@@ -188,13 +191,10 @@ class CompiledModule:
             roles = _arg_roles(main)
             main_specs = _func_specs(main)
             prepack_specs = _func_specs(prepack) if prepack is not None else None
-            prepack_weights = []
-            if prepack is not None:
-                from .ir import DictAttr
-                # prepack takes the weights in @main's original weight order.
-                prepack_weights = [a["name"] for a in imported.manifest["args"] if a["kind"] != "user_input"]
+            # main_prepack takes every weight, in the importer's order.
+            weight_order = [a["name"] for a in imported.manifest["args"] if a["kind"] != "user_input"]
 
-            lib_path = artifact.lookup(key)
+            lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
             if lib_path is None:
                 t = time.perf_counter()
@@ -204,7 +204,7 @@ class CompiledModule:
                 t = time.perf_counter()
                 lowering.to_llvm_dialect(module, threads)
                 ir_text["llvm"] = str(module)
-                llvm_ir = lowering.translate_to_llvm_ir(ir_text["llvm"])
+                llvm_ir = ir_text["llvm_ir"] = lowering.translate_to_llvm_ir(ir_text["llvm"])
                 stats["lower"] = time.perf_counter() - t
                 t = time.perf_counter()
                 lib_path = artifact.build_shared_library(llvm_ir, key, threads)
@@ -216,11 +216,12 @@ class CompiledModule:
         packed = []
         if prepack_specs is not None:
             pre = lib.function("main_prepack", *prepack_specs)
-            packed = pre(*[weights[n] for n in prepack_weights])
+            packed = pre(*[weights[n] for n in weight_order])
         stats["load"] = time.perf_counter() - t
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
-        return _Signature(lib, main_fn, roles, packed, weights, imported.out_spec, stats, ir_text)
+        return _Signature(lib, main_fn, roles, packed, weights, imported.out_spec, stats, ir_text,
+                          weight_order, prepack_specs)
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None):
