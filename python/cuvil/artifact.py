@@ -88,10 +88,21 @@ def _run(cmd, stage, **kw):
 RUNTIME_SUPPORT = Path(__file__).absolute().parent / "runtime_support.c"
 
 
+# Only the C-interface entry points (and the AOT wrapper's API) are exported.
+# The rest (the plain `main` MLIR emits, memrefCopy, ...) stays local, so it
+# can neither interpose on nor be interposed by a host program's symbols.
+_VERSION_SCRIPT = "{ global: _mlir_ciface_*; cuvil_model_*; local: *; };\n"
+
+
 def link_shared(obj: Path, so: Path, libs=(), extra_sources=()) -> None:
     """cc -shared: the object, Cuvil's runtime support (memrefCopy), libm."""
-    _run([os.environ.get("CC", "cc"), "-O2", "-fPIC", "-shared", obj, RUNTIME_SUPPORT,
-          *extra_sources, "-o", so, *libs, "-lm"], "link")
+    with tempfile.NamedTemporaryFile("w", suffix=".map", delete=False) as vs:
+        vs.write(_VERSION_SCRIPT)
+    try:
+        _run([os.environ.get("CC", "cc"), "-O2", "-fPIC", "-shared", obj, RUNTIME_SUPPORT,
+              *extra_sources, "-o", so, f"-Wl,--version-script={vs.name}", *libs, "-lm"], "link")
+    finally:
+        os.unlink(vs.name)
 
 
 def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native") -> Path:
