@@ -1,0 +1,163 @@
+"""Side-by-side benchmark of Cuvil against the systems users would pick
+instead, on every workload, 1 and 2 threads, in one run.
+
+    python benchmarks/run.py                       # everything
+    python benchmarks/run.py --workloads mlp --systems eager cuvil --threads 1
+
+Each (workload, system, threads) runs in its own process (clean peak-memory
+numbers, no cross-talk between runtimes). Reports median and min latency over
+--repeats runs after warm-up, GFLOP/s where defined, compile time (cold and
+cached), peak RSS and max |error| vs eager. Writes results/latest.json,
+results/latest.md and results/latest.png (if matplotlib is installed).
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def measure_one(workload, system, threads, repeats, warmup):
+    import torch
+    from torch.utils import _pytree as pytree
+
+    import systems
+    import workloads
+
+    model, inputs, flops = workloads.build(workload)
+    torch.set_num_threads(threads)
+    with torch.no_grad():
+        reference = model(*inputs)
+        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        run, stats = systems.SYSTEMS[system](model, inputs, threads)
+        out = run()
+        for _ in range(warmup):
+            run()
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t)
+    got = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+    want = [t for t in pytree.tree_leaves(reference) if isinstance(t, torch.Tensor)]
+    err = max(float((g.float() - w.float()).abs().max()) for g, w in zip(got, want))
+    med = statistics.median(times)
+    result = dict(workload=workload, system=system, threads=threads, median_ms=med * 1e3,
+                  min_ms=min(times) * 1e3, runs=repeats, max_abs_err=err,
+                  peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  rss_growth_mb=(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024,
+                  **stats)
+    if flops:
+        result["gflops"] = flops / med / 1e9
+    return result
+
+
+def run_child(workload, system, threads, args):
+    cmd = [sys.executable, __file__, "--child", workload, system, str(threads),
+           "--repeats", str(args.repeats), "--warmup", str(args.warmup)]
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), CUVIL_NUM_THREADS=str(threads))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+        return dict(workload=workload, system=system, threads=threads, error=tail)
+    return json.loads(lines[-1])
+
+
+def markdown(results):
+    rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | vs eager | compile cold s | cached s | max err |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    eager = {(r["workload"], r["threads"]): r.get("median_ms") for r in results if r["system"] == "eager"}
+    for r in results:
+        if "error" in r or "skipped" in r:
+            rows.append(f"| {r['workload']} | {r['threads']} | {r['system']} | "
+                        f"{'skipped' if 'skipped' in r else 'failed'}: {r.get('skipped') or r.get('error')} |||||||")
+            continue
+        base = eager.get((r["workload"], r["threads"]))
+        speedup = f"{base / r['median_ms']:.2f}x" if base else ""
+        rows.append(
+            f"| {r['workload']} | {r['threads']} | {r['system']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | "
+            f"{r.get('gflops', float('nan')):.0f} | {speedup} | {r.get('compile_cold_s', float('nan')):.2f} | "
+            f"{r.get('compile_cached_s', float('nan')):.2f} | {r['max_abs_err']:.1e} |".replace("nan", ""))
+    return "\n".join(rows) + "\n"
+
+
+def chart(results, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    ok = [r for r in results if "median_ms" in r]
+    eager = {(r["workload"], r["threads"]): r["median_ms"] for r in ok if r["system"] == "eager"}
+    keys = sorted({(r["workload"], r["threads"]) for r in ok})
+    systems = sorted({r["system"] for r in ok})
+    fig, ax = plt.subplots(figsize=(max(6, len(keys) * 1.4), 4))
+    width = 0.8 / max(1, len(systems))
+    for i, s in enumerate(systems):
+        ys = []
+        for k in keys:
+            r = next((r for r in ok if (r["workload"], r["threads"]) == k and r["system"] == s), None)
+            ys.append(eager[k] / r["median_ms"] if r and k in eager else 0)
+        ax.bar([j + i * width for j in range(len(keys))], ys, width, label=s)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))])
+    ax.set_xticklabels([f"{w}\n{t} thr" for w, t in keys], fontsize=8)
+    ax.set_ylabel("speed-up over PyTorch eager (higher is better)")
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    import systems
+    import workloads
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--workloads", nargs="+", default=list(workloads.WORKLOADS))
+    p.add_argument("--systems", nargs="+", default=list(systems.SYSTEMS))
+    p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--out", default=str(HERE / "results" / "latest"))
+    p.add_argument("--child", nargs=3, metavar=("WORKLOAD", "SYSTEM", "THREADS"), help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        w, s, t = args.child
+        try:
+            print(json.dumps(measure_one(w, s, int(t), args.repeats, args.warmup)))
+        except systems.Skip as skip:
+            print(json.dumps(dict(workload=w, system=s, threads=int(t), skipped=str(skip))))
+        return
+    results = []
+    for w in args.workloads:
+        for t in args.threads:
+            for s in args.systems:
+                r = run_child(w, s, t, args)
+                results.append(r)
+                status = (f"{r['median_ms']:.2f} ms" if "median_ms" in r else
+                          f"skipped: {r['skipped']}" if "skipped" in r else f"FAILED: {r['error']}")
+                print(f"{w:>10} {t} thr {s:>12}: {status}", flush=True)
+    table = markdown(results)
+    print("\n" + table)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), cpu=os.uname().machine, nproc=os.cpu_count())
+    out.with_suffix(".json").write_text(json.dumps(dict(meta=meta, results=results), indent=2))
+    out.with_suffix(".md").write_text(table)
+    if chart(results, out.with_suffix(".png")):
+        print(f"wrote {out}.json, .md, .png")
+
+
+if __name__ == "__main__":
+    main()

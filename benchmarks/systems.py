@@ -1,0 +1,81 @@
+"""The systems compared: each `prepare(model, inputs, threads)` returns a
+callable running the model and the compile times it took. A system that is
+not installed raises Skip."""
+import os
+import tempfile
+import time
+
+import torch
+
+
+class Skip(Exception):
+    pass
+
+
+def eager(model, inputs, threads):
+    torch.set_num_threads(threads)
+    return (lambda: model(*inputs)), {}
+
+
+def inductor(model, inputs, threads):
+    torch.set_num_threads(threads)
+    import torch._inductor.config as cfg
+    cfg.freezing = True
+    torch._dynamo.reset()
+    fast = torch.compile(model)
+    t = time.perf_counter()
+    with torch.no_grad():
+        fast(*inputs)
+    return (lambda: fast(*inputs)), {"compile_cold_s": time.perf_counter() - t}
+
+
+def onnxruntime(model, inputs, threads):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise Skip("onnxruntime not installed (pip install .[bench])")
+    path = os.path.join(tempfile.mkdtemp(prefix="cuvil-bench-"), "model.onnx")
+    t = time.perf_counter()
+    try:
+        torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17)
+    except Exception as err:  # noqa: BLE001 - exporter failures vary by model
+        raise Skip(f"ONNX export failed: {type(err).__name__}: {str(err)[:120]}")
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    feed = {n: x.numpy() for n, x in zip(names, inputs)}
+    compile_s = time.perf_counter() - t
+
+    def run():
+        return torch.from_numpy(sess.run(None, feed)[0])
+    return run, {"compile_cold_s": compile_s}
+
+
+def iree(model, inputs, threads):
+    try:
+        import iree.turbine.aot  # noqa: F401
+    except ImportError:
+        raise Skip("IREE (iree-turbine) not installed")
+    raise Skip("IREE runner not wired up in this harness")
+
+
+def cuvil(model, inputs, threads):
+    import cuvil as cv
+    os.environ["CUVIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuvil-bench-cache-")
+    t = time.perf_counter()
+    fast = cv.compile(model, example_inputs=inputs, num_threads=threads)
+    cold = time.perf_counter() - t
+    t = time.perf_counter()
+    again = cv.compile(model, example_inputs=inputs, num_threads=threads)
+    cached = time.perf_counter() - t
+    assert again.stats["cache_hit"] == 1.0
+    stats = {"compile_cold_s": cold, "compile_cached_s": cached}
+    stats.update({f"stage_{k}_s": v for k, v in fast.stats.items() if k != "cache_hit"})
+    return (lambda: fast(*inputs)), stats
+
+
+SYSTEMS = {"eager": eager, "inductor": inductor, "onnxruntime": onnxruntime, "iree": iree,
+           "cuvil": cuvil}
