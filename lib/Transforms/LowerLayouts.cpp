@@ -138,8 +138,15 @@ struct LowerToDense : OpConversionPattern<ToDenseOp> {
     Type et = dense.getElementType();
     Attribute layout = getLayout(op.getInput().getType());
     unsigned rank = dense.getRank();
+    // Dense sizes: batch dims of a block_masked value come from its storage
+    // (same leading dims); a sparse_csr value's row count is the pattern's
+    // (its storage is 1-D). Dynamic sparse_csr columns are refused up front.
     Value zeros = filledTensor(rewriter, loc, dense.getShape(), et,
-                               [&](unsigned i) { return tensor::DimOp::create(rewriter, loc, stored, i); },
+                               [&](unsigned i) -> Value {
+                                 if (auto csr = dyn_cast<SparseCSRAttr>(layout))
+                                   return cIdx(rewriter, loc, csr.getNumRows());
+                                 return tensor::DimOp::create(rewriter, loc, stored, i);
+                               },
                                scalarConstant(rewriter, loc, et, 0.0));
     ArrayRef<int64_t> rowPtr, colIdx;
     if (auto csr = dyn_cast<SparseCSRAttr>(layout)) {
@@ -207,7 +214,11 @@ struct LowerSparseMatmul : OpConversionPattern<MatmulOp> {
     }
     OpFoldResult n = tensor::getMixedSize(rewriter, loc, rhs, 1);
     Value zeros = filledTensor(rewriter, loc, resultType.getShape(), et,
-                               [&](unsigned) { return tensor::DimOp::create(rewriter, loc, rhs, 1); },
+                               [&](unsigned i) -> Value {
+                                 if (i == 0) // M: the pattern's row count
+                                   return cIdx(rewriter, loc, csr.getNumRows());
+                                 return tensor::DimOp::create(rewriter, loc, rhs, 1);
+                               },
                                scalarConstant(rewriter, loc, et, 0.0));
     Value rows = indexTable(rewriter, loc, rowsOf(csr.getRowPtr()));
     Value cols = indexTable(rewriter, loc, csr.getColIdx());
@@ -241,15 +252,90 @@ struct LowerSparseMatmul : OpConversionPattern<MatmulOp> {
   }
 };
 
-/// Elementwise generic over `like`'s shape (all operands read with maps).
-Value ew(OpBuilder &b, Location loc, Value like, ValueRange ins, ArrayRef<AffineMap> maps,
-         function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  return elementwise(b, loc, like, cast<RankedTensorType>(like.getType()).getElementType(), ins,
-                     maps, body);
+/// dtype_cast of an encoded tensor: casts the stored values (the pattern,
+/// hence the storage shape, is unchanged and zero stays zero).
+struct LowerEncodedDtypeCast : OpConversionPattern<DtypeCastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(DtypeCastOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!getLayout(op.getType()))
+      return failure();
+    Value stored = adaptor.getInput();
+    Type to = op.getType().getElementType();
+    unsigned rank = cast<RankedTensorType>(stored.getType()).getRank();
+    Value result = elementwise(rewriter, op.getLoc(), stored, to, stored,
+                               {AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())},
+                               [&](OpBuilder &b, Location l, ValueRange a) {
+                                 return castScalar(b, l, a[0], to, op.getRounding());
+                               });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// `src[.., off : off + rows, :]` (all leading dims, all columns).
+Value sliceRows(OpBuilder &b, Location l, Value src, OpFoldResult off, int64_t rows) {
+  auto t = cast<RankedTensorType>(src.getType());
+  unsigned r = t.getRank();
+  SmallVector<OpFoldResult> offs(r, b.getIndexAttr(0)), sizes, ones(r, b.getIndexAttr(1));
+  offs[r - 2] = off;
+  for (unsigned i = 0; i < r; ++i)
+    sizes.push_back(i == r - 2 ? OpFoldResult(b.getIndexAttr(rows))
+                               : tensor::getMixedSize(b, l, src, i));
+  SmallVector<int64_t> shape(t.getShape());
+  shape[r - 2] = rows;
+  return tensor::ExtractSliceOp::create(b, l, RankedTensorType::get(shape, t.getElementType()),
+                                        src, offs, sizes, ones);
 }
 
-/// Block-sparse flash attention: for each block row, iterate its present
-/// key blocks with an online softmax (running max m, running sum l).
+/// In-place elementwise generic: `out = body(ins..., out)` over `out`'s shape.
+Value updateInPlace(OpBuilder &b, Location loc, Value out, ValueRange ins,
+                    ArrayRef<AffineMap> maps,
+                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  unsigned rank = cast<RankedTensorType>(out.getType()).getRank();
+  SmallVector<AffineMap> all(maps);
+  all.push_back(AffineMap::getMultiDimIdentityMap(rank, b.getContext()));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, out.getType(), ins, out, all, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(nb, nl, body(nb, nl, a));
+             })
+      .getResult(0);
+}
+
+/// Reduces `in` (rank r) along its last dim into `acc` (rank r - 1), in place.
+Value reduceLastInto(OpBuilder &b, Location loc, Value in, Value acc,
+                     function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  unsigned rank = cast<RankedTensorType>(in.getType()).getRank();
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                                 dropAxisMap(ctx, rank, rank - 1)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.back() = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, acc.getType(), in, acc, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange a) {
+               linalg::YieldOp::create(nb, nl, combine(nb, nl, a[1], a[0]));
+             })
+      .getResult(0);
+}
+
+/// Block-sparse flash attention. For each block row, its present key blocks
+/// are visited with an online softmax (running max m, running sum l,
+/// unnormalised output acc). The present blocks (minus those entirely in the
+/// future under `causal`) are compile-time tables, so the work is
+/// proportional to their number.
+///
+/// Every per-block step updates a loop-carried tensor in place (scores,
+/// m, l, alpha and acc are allocated once per block row, outside the block
+/// loop), so bufferization keeps them in place: no allocation per block, and
+/// the loops bufferize without `allow-return-allocs-from-loops`. Both
+/// contractions run i, r, j: the innermost loop walks a row of the output
+/// (no store-to-load chain in scalar code). The key block is read in place
+/// (bn rows of D contiguous values, L1-resident); a column slice of a
+/// pre-transposed k was measured slower (its rows are T apart, so few L1
+/// sets hold them).
 struct LowerBlockMaskedAttention : OpConversionPattern<AttentionOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
@@ -257,11 +343,10 @@ struct LowerBlockMaskedAttention : OpConversionPattern<AttentionOp> {
     BlockMaskedAttr layout = op.getLayoutAttr();
     if (!layout)
       return failure();
-    if (op.getMask())
-      return rewriter.notifyMatchFailure(op, "mask with layout is not supported");
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value q = adaptor.getQuery(), k = adaptor.getKey(), v = adaptor.getValue();
+    Value mask = adaptor.getMask();
     RankedTensorType resultType = op.getType();
     Type et = resultType.getElementType();
     unsigned rank = resultType.getRank(), nb = rank - 2;
@@ -269,117 +354,229 @@ struct LowerBlockMaskedAttention : OpConversionPattern<AttentionOp> {
     int64_t d = op.getQuery().getType().getShape().back(), dv = resultType.getShape().back();
     if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
       return rewriter.notifyMatchFailure(op, "block-masked attention needs static head dims");
-    for (Value t : {q, k, v})
-      if (cast<RankedTensorType>(t.getType()).getShape().drop_back(2) != resultType.getShape().drop_back(2))
-        return rewriter.notifyMatchFailure(op, "block-masked attention needs equal batch dims");
     ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
+    // Result batch sizes (q, k, v broadcast against each other).
+    SmallVector<Value> batchSizes(nb);
+    for (unsigned i = 0; i < nb; ++i) {
+      if (!ShapedType::isDynamic(batch[i]))
+        continue;
+      for (Value t : {q, k, v})
+        if (cast<RankedTensorType>(t.getType()).getDimSize(i) != 1) {
+          batchSizes[i] = tensor::DimOp::create(rewriter, loc, t, i);
+          break;
+        }
+    }
+    auto dyn = [&](unsigned i) { return batchSizes[i]; };
     auto shapeWith = [&](ArrayRef<int64_t> tail) {
       SmallVector<int64_t> s(batch);
       s.append(tail.begin(), tail.end());
       return s;
     };
-    auto batchSize = [&](unsigned i) -> Value { return tensor::DimOp::create(rewriter, loc, q, i); };
-    Value scale = scalarConstant(rewriter, loc, et, op.getEffectiveScale());
-    unsigned qRank = rank;
-    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    q = ew(rewriter, loc, q, q, {id}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return arith::MulFOp::create(b, l, a[0], scale);
-    });
-    Value zero = scalarConstant(rewriter, loc, et, 0.0), negInf = lowestConstant(rewriter, loc, et);
-    Value out = filledTensor(rewriter, loc, resultType.getShape(), et, batchSize, zero);
-    Value rowPtr = indexTable(rewriter, loc, layout.getRowPtr());
-    Value colIdx = indexTable(rewriter, loc, layout.getColIdx());
-    auto slice = [&](OpBuilder &b, Location l, Value src, Value off, int64_t rows, int64_t cols) {
-      SmallVector<OpFoldResult> offs = zerosThen(b, nb, {off, b.getIndexAttr(0)});
-      SmallVector<OpFoldResult> sizes = leadingSizes(b, l, src, nb, {b.getIndexAttr(rows), b.getIndexAttr(cols)});
-      SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
-      return tensor::ExtractSliceOp::create(b, l, RankedTensorType::get(shapeWith({rows, cols}), et),
-                                            src, offs, sizes, ones)
-          .getResult();
-    };
-    AffineMap red = dropAxisMap(ctx, rank, rank - 1);
-    AffineMap redPrefix = AffineMap::get(rank, 0, id.getResults().drop_back(), ctx);
+
+    // Present blocks; under `causal`, blocks entirely above the diagonal
+    // (first key after the last query of the block row) contribute nothing.
     bool causal = op.getCausal();
+    SmallVector<int64_t> rowPtr = {0}, colIdx;
+    ArrayRef<int64_t> rp = layout.getRowPtr(), ci = layout.getColIdx();
+    for (int64_t r = 0; r + 1 < static_cast<int64_t>(rp.size()); ++r) {
+      for (int64_t p = rp[r]; p < rp[r + 1]; ++p)
+        if (!causal || ci[p] * bn <= r * bm + bm - 1)
+          colIdx.push_back(ci[p]);
+      rowPtr.push_back(colIdx.size());
+    }
+
+    unsigned qRank = op.getQuery().getType().getRank();
+    AffineMap idQ = AffineMap::getMultiDimIdentityMap(qRank, ctx);
+    Value scale = attentionScale(rewriter, loc, op, q);
+    Value qs = elementwise(rewriter, loc, q, et, q, {idQ},
+                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return arith::MulFOp::create(b, l, a[0], scale);
+                           });
+    Value zero = scalarConstant(rewriter, loc, et, 0.0), negInf = lowestConstant(rewriter, loc, et);
+    Value rowPtrT = indexTable(rewriter, loc, rowPtr), colIdxT = indexTable(rewriter, loc, colIdx);
+
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);    // [B.., i, j]
+    AffineMap id1 = AffineMap::getMultiDimIdentityMap(rank - 1, ctx); // [B.., i]
+    AffineMap rowOf = dropAxisMap(ctx, rank, rank - 1);             // [B.., i, j] -> [B.., i]
+    // Shift by the running max, or by 0 while a row has seen only -inf.
+    auto shiftOf = [&](OpBuilder &b, Location l, Value mx) -> Value {
+      Value isInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, mx, negInf);
+      return arith::SelectOp::create(b, l, isInf, zero, mx);
+    };
+
+    Value out0 = emptyTensor(rewriter, loc, resultType.getShape(), et, dyn);
+    Value one = scalarConstant(rewriter, loc, et, 1.0);
     auto rowLoop = scf::ForOp::create(
         rewriter, loc, cIdx(rewriter, loc, 0), cIdx(rewriter, loc, layout.getNumBlockRows()),
-        cIdx(rewriter, loc, 1), ValueRange{out},
-        [&](OpBuilder &b, Location l, Value r, ValueRange outIter) {
+        cIdx(rewriter, loc, 1), ValueRange{out0},
+        [&](OpBuilder &b, Location l, Value r, ValueRange it) {
           Value rowOff = arith::MulIOp::create(b, l, r, cIdx(b, l, bm));
-          Value qb = slice(b, l, q, rowOff, bm, d);
-          auto dyn = [&](unsigned i) -> Value { return tensor::DimOp::create(b, l, q, i); };
-          Value m0 = filledTensor(b, l, shapeWith({bm}), et, dyn, negInf);
-          Value l0 = filledTensor(b, l, shapeWith({bm}), et, dyn, zero);
-          Value acc0 = filledTensor(b, l, shapeWith({bm, dv}), et, dyn, zero);
-          Value lo = extractIndex(b, l, rowPtr, r);
-          Value hi = extractIndex(b, l, rowPtr, arith::AddIOp::create(b, l, r, cIdx(b, l, 1)));
+          Value qb = sliceRows(b, l, qs, rowOff, bm);
+          // Per block row state, written in place by the block loop. CSE
+          // merges equal tensor.empty/linalg.fill ops, and two iter_args
+          // sharing a buffer would force copies (and non-equivalent yields),
+          // so same-shaped buffers get distinct fill values: m = -inf,
+          // l = 0, alpha = 1 (its initial value is unused), acc = 0, and
+          // the scores scratch -inf (unused, refilled per block).
+          auto filled = [&](ArrayRef<int64_t> tail, Value v) {
+            return filledTensor(b, l, shapeWith(tail), et, dyn, v);
+          };
+          Value m0 = filled({bm}, negInf), l0 = filled({bm}, zero), alpha0 = filled({bm}, one);
+          Value acc0 = filled({bm, dv}, zero), s0 = filled({bm, bn}, negInf);
+          Value lo = extractIndex(b, l, rowPtrT, r);
+          Value hi = extractIndex(b, l, rowPtrT, arith::AddIOp::create(b, l, r, cIdx(b, l, 1)));
           auto blkLoop = scf::ForOp::create(
-              b, l, lo, hi, cIdx(b, l, 1), ValueRange{m0, l0, acc0},
-              [&](OpBuilder &ib, Location il, Value p, ValueRange it) {
-                Value m = it[0], sum = it[1], acc = it[2];
-                Value colOff = arith::MulIOp::create(ib, il, extractIndex(ib, il, colIdx, p), cIdx(ib, il, bn));
-                Value kb = slice(ib, il, k, colOff, bn, d);
-                Value vb = slice(ib, il, v, colOff, bn, dv);
-                auto sType = RankedTensorType::get(shapeWith({bm, bn}), et);
-                Value s = batchedContraction(ib, il, qb, kb, /*bTransposed=*/true, sType, dyn);
-                if (causal) {
-                  s = ew(ib, il, s, s, {id}, [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                    Value qi = arith::AddIOp::create(nb2, nl, rowOff, linalg::IndexOp::create(nb2, nl, rank - 2));
-                    Value kj = arith::AddIOp::create(nb2, nl, colOff, linalg::IndexOp::create(nb2, nl, rank - 1));
-                    Value future = arith::CmpIOp::create(nb2, nl, arith::CmpIPredicate::ugt, kj, qi);
-                    return arith::SelectOp::create(nb2, nl, future, negInf, a[0]);
-                  });
+              b, l, lo, hi, cIdx(b, l, 1), ValueRange{m0, l0, alpha0, acc0, s0},
+              [&](OpBuilder &ib, Location il, Value p, ValueRange bit) {
+                Value m = bit[0], sum = bit[1], alpha = bit[2], acc = bit[3], s = bit[4];
+                Value colOff = arith::MulIOp::create(ib, il, extractIndex(ib, il, colIdxT, p),
+                                                     cIdx(ib, il, bn));
+                Value kb = sliceRows(ib, il, k, colOff, bn);
+                Value vb = sliceRows(ib, il, v, colOff, bn);
+                // s = (q * scale) k^T over this block.
+                s = linalg::FillOp::create(ib, il, zero, s).getResult(0);
+                s = batchedContractionInto(ib, il, qb, kb, /*bTransposed=*/true, s,
+                                           /*reductionInner=*/false);
+                if (mask || causal) {
+                  SmallVector<Value> ins;
+                  SmallVector<AffineMap> maps;
+                  if (mask) {
+                    Value mb = maskBlock(ib, il, mask, rowOff, colOff, bm, bn, rank);
+                    ins.push_back(mb);
+                    maps.push_back(broadcastMap(
+                        ctx, cast<RankedTensorType>(mb.getType()).getShape(), shapeWith({bm, bn})));
+                  }
+                  s = updateInPlace(ib, il, s, ins, maps,
+                                    [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
+                                      Value x = a.back();
+                                      if (mask)
+                                        x = arith::AddFOp::create(nb2, nl, x, a[0]);
+                                      if (!causal)
+                                        return x;
+                                      Value qi = arith::AddIOp::create(
+                                          nb2, nl, rowOff, linalg::IndexOp::create(nb2, nl, rank - 2));
+                                      Value kj = arith::AddIOp::create(
+                                          nb2, nl, colOff, linalg::IndexOp::create(nb2, nl, rank - 1));
+                                      Value future = arith::CmpIOp::create(
+                                          nb2, nl, arith::CmpIPredicate::ugt, kj, qi);
+                                      return arith::SelectOp::create(nb2, nl, future, negInf, x);
+                                    });
                 }
-                Value blkMax = reduceAlong(ib, il, s, rank - 1, negInf,
-                                           [](OpBuilder &nb2, Location nl, Value a, Value x) -> Value {
-                                             return arith::MaximumFOp::create(nb2, nl, a, x);
-                                           });
-                AffineMap id1 = AffineMap::getMultiDimIdentityMap(rank - 1, ctx);
-                Value mNew = ew(ib, il, m, {m, blkMax}, {id1, id1}, [](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                  return arith::MaximumFOp::create(nb2, nl, a[0], a[1]);
+                // alpha <- rowmax(s) (block max); then, elementwise over the
+                // rows: m' = max(m, alpha), alpha = exp(m - m'), l = l * alpha.
+                alpha = linalg::FillOp::create(ib, il, negInf, alpha).getResult(0);
+                alpha = reduceLastInto(ib, il, s, alpha, [](OpBuilder &nb2, Location nl, Value x, Value y) -> Value {
+                  return arith::MaximumFOp::create(nb2, nl, x, y);
                 });
-                // Shift by the new max, or by 0 while a row has seen only -inf.
-                auto shiftOf = [&](OpBuilder &nb2, Location nl, Value mx) -> Value {
-                  Value isInf = arith::CmpFOp::create(nb2, nl, arith::CmpFPredicate::OEQ, mx, negInf);
-                  return arith::SelectOp::create(nb2, nl, isInf, zero, mx);
-                };
-                Value pexp = ew(ib, il, s, {s, mNew}, {id, red}, [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                  return math::ExpOp::create(nb2, nl, arith::SubFOp::create(nb2, nl, a[0], shiftOf(nb2, nl, a[1])));
-                });
-                Value alpha = ew(ib, il, m, {m, mNew}, {id1, id1}, [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                  return math::ExpOp::create(nb2, nl, arith::SubFOp::create(nb2, nl, a[0], shiftOf(nb2, nl, a[1])));
-                });
-                Value rowSum = reduceAlong(ib, il, pexp, rank - 1, zero,
-                                           [](OpBuilder &nb2, Location nl, Value a, Value x) -> Value {
-                                             return arith::AddFOp::create(nb2, nl, a, x);
-                                           });
-                Value sumNew = ew(ib, il, sum, {sum, alpha, rowSum}, {id1, id1, id1},
-                                  [](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                                    return arith::AddFOp::create(nb2, nl, arith::MulFOp::create(nb2, nl, a[0], a[1]), a[2]);
+                auto rescale = linalg::GenericOp::create(
+                    ib, il, TypeRange{m.getType(), alpha.getType(), sum.getType()}, ValueRange{},
+                    ValueRange{m, alpha, sum}, SmallVector<AffineMap>(3, id1),
+                    SmallVector<utils::IteratorType>(rank - 1, utils::IteratorType::parallel),
+                    [&](OpBuilder &nb2, Location nl, ValueRange a) {
+                      Value mOld = a[0];
+                      Value mNew = arith::MaximumFOp::create(nb2, nl, mOld, a[1]);
+                      Value scaleOld = math::ExpOp::create(
+                          nb2, nl, arith::SubFOp::create(nb2, nl, mOld, shiftOf(nb2, nl, mNew)));
+                      Value lNew = arith::MulFOp::create(nb2, nl, a[2], scaleOld);
+                      linalg::YieldOp::create(nb2, nl, ValueRange{mNew, scaleOld, lNew});
+                    });
+                m = rescale.getResult(0);
+                alpha = rescale.getResult(1);
+                sum = rescale.getResult(2);
+                // s <- exp(s - m); l <- l + rowsum(s); acc <- acc * alpha + s v.
+                s = updateInPlace(ib, il, s, m, {rowOf},
+                                  [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
+                                    return math::ExpOp::create(
+                                        nb2, nl, arith::SubFOp::create(nb2, nl, a[1], shiftOf(nb2, nl, a[0])));
                                   });
-                auto accType = RankedTensorType::get(shapeWith({bm, dv}), et);
-                Value pv = batchedContraction(ib, il, pexp, vb, /*bTransposed=*/false, accType, dyn);
-                Value accNew = ew(ib, il, acc, {acc, alpha, pv}, {id, redPrefix, id},
-                                  [](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-                                    return arith::AddFOp::create(nb2, nl, arith::MulFOp::create(nb2, nl, a[0], a[1]), a[2]);
-                                  });
-                scf::YieldOp::create(ib, il, ValueRange{mNew, sumNew, accNew});
+                sum = reduceLastInto(ib, il, s, sum, [](OpBuilder &nb2, Location nl, Value x, Value y) -> Value {
+                  return arith::AddFOp::create(nb2, nl, x, y);
+                });
+                acc = updateInPlace(ib, il, acc, alpha, {rowOf},
+                                    [](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
+                                      return arith::MulFOp::create(nb2, nl, a[1], a[0]);
+                                    });
+                acc = batchedContractionInto(ib, il, s, vb, /*bTransposed=*/false, acc,
+                                             /*reductionInner=*/false);
+                scf::YieldOp::create(ib, il, ValueRange{m, sum, alpha, acc, s});
               });
-          Value sumF = blkLoop.getResult(1), accF = blkLoop.getResult(2);
-          // Rows that saw no key (no present block, or all masked) give 0.
-          Value blkOut = ew(b, l, accF, {accF, sumF}, {id, redPrefix}, [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
-            Value empty = arith::CmpFOp::create(nb2, nl, arith::CmpFPredicate::OEQ, a[1], zero);
-            return arith::SelectOp::create(nb2, nl, empty, zero, arith::DivFOp::create(nb2, nl, a[0], a[1]));
-          });
-          SmallVector<OpFoldResult> offs = zerosThen(b, nb, {rowOff, b.getIndexAttr(0)});
-          SmallVector<OpFoldResult> sizes = leadingSizes(b, l, outIter[0], nb, {b.getIndexAttr(bm), b.getIndexAttr(dv)});
-          SmallVector<OpFoldResult> ones(rank, b.getIndexAttr(1));
-          scf::YieldOp::create(b, l, tensor::InsertSliceOp::create(b, l, blkOut, outIter[0], offs, sizes, ones).getResult());
+          Value sumF = blkLoop.getResult(1), accF = blkLoop.getResult(3);
+          // out rows = acc / l; rows that saw no key (no present block, or
+          // all masked) give 0.
+          Value outRows = sliceRows(b, l, it[0], rowOff, bm);
+          outRows = updateInPlace(b, l, outRows, ValueRange{accF, sumF}, {id, rowOf},
+                                  [&](OpBuilder &nb2, Location nl, ValueRange a) -> Value {
+                                    Value none = arith::CmpFOp::create(nb2, nl, arith::CmpFPredicate::OEQ, a[1], zero);
+                                    return arith::SelectOp::create(nb2, nl, none, zero,
+                                                                   arith::DivFOp::create(nb2, nl, a[0], a[1]));
+                                  });
+          SmallVector<OpFoldResult> offs(rank, b.getIndexAttr(0)), sizes, ones(rank, b.getIndexAttr(1));
+          offs[rank - 2] = rowOff;
+          for (unsigned i = 0; i < rank; ++i)
+            sizes.push_back(i == rank - 2 ? OpFoldResult(b.getIndexAttr(bm))
+                                          : tensor::getMixedSize(b, l, it[0], i));
+          Value outNew = tensor::InsertSliceOp::create(b, l, outRows, it[0], offs, sizes, ones);
+          scf::YieldOp::create(b, l, outNew);
         });
-    (void)qRank;
     rewriter.replaceOp(op, rowLoop.getResult(0));
     return success();
   }
+
+  /// The part of the additive mask (broadcastable to [B.., S, T]) that covers
+  /// score block rows [rowOff, +bm) x cols [colOff, +bn); size-1 (broadcast)
+  /// dims stay size 1.
+  static Value maskBlock(OpBuilder &b, Location l, Value mask, Value rowOff, Value colOff,
+                         int64_t bm, int64_t bn, unsigned scoreRank) {
+    auto mt = cast<RankedTensorType>(mask.getType());
+    unsigned mr = mt.getRank(), lead = scoreRank - mr;
+    SmallVector<OpFoldResult> offs, sizes, ones(mr, b.getIndexAttr(1));
+    SmallVector<int64_t> shape;
+    for (unsigned i = 0; i < mr; ++i) {
+      int64_t size = mt.getDimSize(i);
+      unsigned sd = i + lead;
+      bool isRow = sd == scoreRank - 2, isCol = sd == scoreRank - 1;
+      if ((isRow || isCol) && size != 1) {
+        offs.push_back(isRow ? rowOff : colOff);
+        sizes.push_back(b.getIndexAttr(isRow ? bm : bn));
+        shape.push_back(isRow ? bm : bn);
+      } else {
+        offs.push_back(b.getIndexAttr(0));
+        sizes.push_back(tensor::getMixedSize(b, l, mask, i));
+        shape.push_back(size);
+      }
+    }
+    return tensor::ExtractSliceOp::create(b, l, RankedTensorType::get(shape, mt.getElementType()),
+                                          mask, offs, sizes, ones);
+  }
 };
+
+/// Refuses, with a message, what the layout lowering cannot express.
+LogicalResult checkSupported(ModuleOp module) {
+  WalkResult result = module.walk([&](Operation *op) -> WalkResult {
+    if (auto td = dyn_cast<ToDenseOp>(op)) {
+      if (isa<SparseCSRAttr>(getLayout(td.getInput().getType())) &&
+          td.getType().isDynamicDim(1))
+        return op->emitOpError()
+               << "of a #cuvil.sparse_csr tensor needs a static column count: "
+                  "the stored values do not determine it";
+      return WalkResult::advance();
+    }
+    if (auto att = dyn_cast<AttentionOp>(op)) {
+      if (att.getLayoutAttr() &&
+          (att.getQuery().getType().isDynamicDim(att.getQuery().getType().getRank() - 1) ||
+           att.getType().isDynamicDim(att.getType().getRank() - 1)))
+        return op->emitOpError() << "with a layout needs static head dims";
+    }
+    if (isa<ToLayoutOp, MatmulOp, DtypeCastOp, func::FuncOp, func::ReturnOp, func::CallOp>(op))
+      return WalkResult::advance();
+    auto encoded = [](Type t) { return getLayout(t) != nullptr; };
+    if (llvm::any_of(op->getOperandTypes(), encoded) || llvm::any_of(op->getResultTypes(), encoded))
+      return op->emitOpError() << "on a tensor with a layout encoding cannot be lowered; "
+                                  "convert it with cuvil.to_dense first";
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
 
 } // namespace
 
@@ -387,8 +584,10 @@ LogicalResult mlir::cuvil::lowerLayouts(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   LayoutTypeConverter converter;
   RewritePatternSet patterns(ctx);
-  patterns.add<LowerToLayout, LowerToDense, LowerSparseMatmul, LowerBlockMaskedAttention>(
-      converter, ctx);
+  if (failed(checkSupported(module)))
+    return failure();
+  patterns.add<LowerToLayout, LowerToDense, LowerSparseMatmul, LowerBlockMaskedAttention,
+               LowerEncodedDtypeCast>(converter, ctx);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
   populateReturnOpTypeConversionPattern(patterns, converter);
   populateCallOpTypeConversionPattern(patterns, converter);
@@ -400,6 +599,8 @@ LogicalResult mlir::cuvil::lowerLayouts(ModuleOp module) {
       return !getLayout(mm.getLhs().getType());
     if (auto att = dyn_cast<AttentionOp>(op))
       return !att.getLayoutAttr();
+    if (auto cast = dyn_cast<DtypeCastOp>(op))
+      return !getLayout(cast.getType());
     if (auto fn = dyn_cast<func::FuncOp>(op))
       return converter.isSignatureLegal(fn.getFunctionType()) &&
              converter.isLegal(&fn.getBody());

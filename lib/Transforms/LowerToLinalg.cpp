@@ -275,8 +275,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
       return arith::ConstantIndexOp::create(rewriter, loc, 1);
     };
     // Scale q (S*D multiplies) rather than the scores (S*T).
-    Value scale = scalarConstant(rewriter, loc, et, op.getEffectiveScale());
     unsigned qRank = op.getQuery().getType().getRank();
+    Value scale = attentionScale(rewriter, loc, op, q);
     q = elementwise(rewriter, loc, q, et, q, {AffineMap::getMultiDimIdentityMap(qRank, ctx)},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                       return arith::MulFOp::create(b, l, a[0], scale);
@@ -321,40 +321,6 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     return success();
   }
 };
-
-Value castScalar(OpBuilder &b, Location l, Value x, Type to, RoundingMode rounding) {
-  Type from = x.getType();
-  if (from == to)
-    return x;
-  auto ff = dyn_cast<FloatType>(from), tf = dyn_cast<FloatType>(to);
-  if (ff && tf) {
-    if (ff.getWidth() < tf.getWidth())
-      return arith::ExtFOp::create(b, l, to, x);
-    if (ff.getWidth() == tf.getWidth()) // f16 <-> bf16 goes through f32 (exact).
-      x = arith::ExtFOp::create(b, l, b.getF32Type(), x);
-    return arith::TruncFOp::create(b, l, to, x); // rounds to nearest-even
-  }
-  if (ff) { // float -> int: round, saturate, convert.
-    auto it = cast<IntegerType>(to);
-    Value r = rounding == RoundingMode::nearest_even ? Value(math::RoundEvenOp::create(b, l, x))
-                                                      : Value(math::TruncOp::create(b, l, x));
-    APInt lo = APInt::getSignedMinValue(it.getWidth()), hi = APInt::getSignedMaxValue(it.getWidth());
-    Value clamped = arith::MaximumFOp::create(b, l, r, scalarConstant(b, l, from, lo.getSExtValue()));
-    clamped = arith::MinimumFOp::create(b, l, clamped, scalarConstant(b, l, from, hi.getSExtValue()));
-    return arith::FPToSIOp::create(b, l, to, clamped);
-  }
-  if (tf)
-    return arith::SIToFPOp::create(b, l, to, x);
-  auto fi = cast<IntegerType>(from), ti = cast<IntegerType>(to);
-  if (fi.getWidth() < ti.getWidth())
-    return arith::ExtSIOp::create(b, l, to, x);
-  // Integer narrowing saturates, like float -> int.
-  APInt lo = APInt::getSignedMinValue(ti.getWidth()).sext(fi.getWidth());
-  APInt hi = APInt::getSignedMaxValue(ti.getWidth()).sext(fi.getWidth());
-  Value c = arith::MaxSIOp::create(b, l, x, arith::ConstantOp::create(b, l, from, b.getIntegerAttr(from, lo)));
-  c = arith::MinSIOp::create(b, l, c, arith::ConstantOp::create(b, l, from, b.getIntegerAttr(from, hi)));
-  return arith::TruncIOp::create(b, l, to, c);
-}
 
 struct LowerDtypeCast : OpRewritePattern<DtypeCastOp> {
   using OpRewritePattern::OpRewritePattern;

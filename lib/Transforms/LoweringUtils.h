@@ -60,10 +60,16 @@ AffineMap batchedMap(MLIRContext *ctx, unsigned numLoops, ArrayRef<int64_t> shap
                      ArrayRef<int64_t> resultBatch, ArrayRef<AffineExpr> tail);
 
 /// Batched contraction `out[B.., i, j] = sum_r a[B.., i, r] * b[B.., r, j]`
-/// as a linalg.generic; `bTransposed` reads `b[B.., j, r]`.
+/// as a linalg.generic; `bTransposed` reads `b[B.., j, r]`, transposed first
+/// into a contiguous copy (see transposeLastTwo) so that the loop nest is
+/// B.., i, r, j: the innermost loop walks a row of b and of the output.
 Value batchedContraction(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          bool bTransposed, RankedTensorType resultType,
                          function_ref<Value(unsigned)> dynSize);
+
+/// `v` with its last two dims swapped, as a copying linalg.generic (not
+/// linalg.transpose, which the CPU schedule expects to be 2-D).
+Value transposeLastTwo(OpBuilder &b, Location loc, Value v);
 
 /// Same contraction accumulating into `init` (`init += a * b`), in place:
 /// `init`'s shape is the result shape. `reductionInner` puts the reduction
@@ -78,6 +84,11 @@ Value batchedContractionInto(OpBuilder &b, Location loc, Value lhs, Value rhs,
 /// float narrowing rounds to nearest-even; float -> int rounds per `rounding`
 /// and saturates (+-inf included; NaN gives 0); int -> int saturates.
 Value castScalar(OpBuilder &b, Location loc, Value x, Type to, RoundingMode rounding);
+
+/// The scale cuvil.attention applies, as a scalar of the element type: the
+/// `scale` attribute, else 1/sqrt(head dim). A dynamic head dim is read from
+/// `query` at run time (AttentionOp::getEffectiveScale needs it static).
+Value attentionScale(OpBuilder &b, Location loc, AttentionOp op, Value query);
 
 /// Numerically stable softmax of `x` along `axis` (three linalg.generics).
 Value softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis);

@@ -1,0 +1,352 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-lower-to-linalg | FileCheck %s
+// Lowering of the dense Cuvil ops to linalg/tensor/arith/math, static and
+// dynamic (`?`) dims. Numerics are checked natively in
+// test/pytest/test_dialect_numerics.py; here the structure is.
+
+// A 2-D matmul is a zero-filled linalg.matmul (what the CPU schedule matches).
+// CHECK-LABEL: func.func @matmul_2d
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>)
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<4x16xf32>)
+// CHECK:         %[[R:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<4x8xf32>, tensor<8x16xf32>) outs(%[[F]] : tensor<4x16xf32>)
+// CHECK:         return %[[R]]
+// CHECK-NOT:     cuvil.
+func.func @matmul_2d(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %0 = cuvil.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// Batched lhs x rank-2 (transposed) rhs: the weight transpose is a 2-D
+// linalg.transpose, the batch dims fold into M, every size comes from the
+// operands at run time.
+// CHECK-LABEL: func.func @matmul_dynamic_transpose_b
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x?x8xf32>, %[[B:.*]]: tensor<?x8xf32>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[B]], %c0
+// CHECK:         %[[TE:.*]] = tensor.empty(%[[N]]) : tensor<8x?xf32>
+// CHECK:         %[[BT:.*]] = linalg.transpose ins(%[[B]] : tensor<?x8xf32>) outs(%[[TE]] : tensor<8x?xf32>) permutation = [1, 0]
+// CHECK:         %[[A2:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[A2]], %[[BT]] : tensor<?x8xf32>, tensor<8x?xf32>)
+// CHECK:         %[[D0:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x?x8xf32>
+// CHECK:         %[[D1:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x?x8xf32>
+// CHECK:         %[[D2:.*]] = tensor.dim %[[BT]], %{{.*}} : tensor<8x?xf32>
+// CHECK:         tensor.expand_shape %[[MM]] {{\[}}[0, 1], [2]] output_shape [%[[D0]], %[[D1]], %[[D2]]] : tensor<?x?xf32> into tensor<?x?x?xf32>
+func.func @matmul_dynamic_transpose_b(%a: tensor<?x?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x?x?xf32> {
+  %0 = cuvil.matmul %a, %b {transpose_b} : tensor<?x?x8xf32>, tensor<?x8xf32> -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// Batched rhs: one linalg.generic contraction; a size-1 batch dim of rhs
+// broadcasts (map reads index 0). transpose_b is applied by a copying
+// generic (not a 3-D linalg.transpose, which the 2-D CPU schedule would
+// try to vectorize), then the loops run batch, i, r (reduction), j.
+// CHECK-DAG:   #[[$TR:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG:   #[[$LHS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$RHS:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d2, d3)>
+// CHECK-DAG:   #[[$OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-LABEL: func.func @matmul_batched_broadcast
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x4x8xf32>, %[[B:.*]]: tensor<1x16x8xf32>)
+// CHECK:         %[[D:.*]] = tensor.dim %[[A]], %c0
+// CHECK:         %[[E:.*]] = tensor.empty(%[[D]]) : tensor<?x4x16xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<?x4x16xf32>)
+// CHECK:         %[[BT:.*]] = linalg.generic {indexing_maps = [#[[$TR]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[B]] : tensor<1x16x8xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$LHS]], #[[$RHS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME:        ins(%[[A]], %[[BT]] : tensor<?x4x8xf32>, tensor<1x8x16xf32>) outs(%[[F]] : tensor<?x4x16xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK-NOT:     linalg.transpose
+func.func @matmul_batched_broadcast(%a: tensor<?x4x8xf32>, %b: tensor<1x16x8xf32>) -> tensor<?x4x16xf32> {
+  %0 = cuvil.matmul %a, %b {transpose_b} : tensor<?x4x8xf32>, tensor<1x16x8xf32> -> tensor<?x4x16xf32>
+  return %0 : tensor<?x4x16xf32>
+}
+
+// -----
+
+// Integer contractions use muli/addi.
+// CHECK-LABEL: func.func @matmul_i8
+// CHECK:         %[[Z:.*]] = arith.constant 0 : i8
+// CHECK:         linalg.fill ins(%[[Z]] : i8)
+// CHECK:         linalg.generic
+// CHECK:           arith.muli %{{.*}}, %{{.*}} : i8
+// CHECK:           arith.addi %{{.*}}, %{{.*}} : i8
+func.func @matmul_i8(%a: tensor<3x4x8xi8>, %b: tensor<3x8x2xi8>) -> tensor<3x4x2xi8> {
+  %0 = cuvil.matmul %a, %b : tensor<3x4x8xi8>, tensor<3x8x2xi8> -> tensor<3x4x2xi8>
+  return %0 : tensor<3x4x2xi8>
+}
+
+// -----
+
+// Numpy broadcasting: right-aligned maps, stretched size-1 dims read index 0,
+// dynamic result sizes from the operand that has the dim un-stretched.
+// CHECK-DAG:   #[[$ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$LAST:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG:   #[[$COL0:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG:   #[[$ROW0:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-DAG:   #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @binary_broadcast
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x4x16xf32>, %[[B:.*]]: tensor<16xf32>, %[[C:.*]]: tensor<4x1xi32>, %[[D:.*]]: tensor<1x?xi32>)
+// CHECK:         %[[D0:.*]] = tensor.dim %[[A]], %c0
+// CHECK:         %[[E0:.*]] = tensor.empty(%[[D0]]) : tensor<?x4x16xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$ID3]], #[[$LAST]], #[[$ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[A]], %[[B]] : {{.*}}) outs(%[[E0]] : tensor<?x4x16xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[D1:.*]] = tensor.dim %[[D]], %c1
+// CHECK:         %[[E1:.*]] = tensor.empty(%[[D1]]) : tensor<4x?xi32>
+// CHECK:         linalg.generic {indexing_maps = [#[[$COL0]], #[[$ROW0]], #[[$ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[C]], %[[D]] : {{.*}}) outs(%[[E1]] : tensor<4x?xi32>)
+// CHECK:           arith.divsi
+func.func @binary_broadcast(%a: tensor<?x4x16xf32>, %b: tensor<16xf32>, %c: tensor<4x1xi32>, %d: tensor<1x?xi32>) -> (tensor<?x4x16xf32>, tensor<4x?xi32>) {
+  %0 = cuvil.add %a, %b : tensor<?x4x16xf32>, tensor<16xf32> -> tensor<?x4x16xf32>
+  %1 = cuvil.div %c, %d : tensor<4x1xi32>, tensor<1x?xi32> -> tensor<4x?xi32>
+  return %0, %1 : tensor<?x4x16xf32>, tensor<4x?xi32>
+}
+
+// -----
+
+// One scalar op per binary op, float and integer.
+// CHECK-LABEL: func.func @binary_ops
+// CHECK:         arith.subf
+// CHECK:         arith.mulf
+// CHECK:         arith.divf
+// CHECK:         arith.maximumf
+// CHECK:         arith.subi
+// CHECK:         arith.muli
+// CHECK:         arith.maxsi
+// CHECK:         arith.addi
+func.func @binary_ops(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3xi32>) {
+  %0 = cuvil.sub %x, %x : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %1 = cuvil.mul %0, %x : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %2 = cuvil.div %1, %x : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %3 = cuvil.max %2, %x : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %4 = cuvil.sub %i, %i : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %5 = cuvil.mul %4, %i : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %6 = cuvil.max %5, %i : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  %7 = cuvil.add %6, %i : tensor<2x3xi32>, tensor<2x3xi32> -> tensor<2x3xi32>
+  return %3, %7 : tensor<2x3xf32>, tensor<2x3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unary
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x16xf32>)
+// CHECK:         %[[D:.*]] = tensor.dim %[[X]], %c0
+// CHECK:         tensor.empty(%[[D]]) : tensor<?x16xf32>
+// CHECK:         linalg.generic
+// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           arith.maximumf %{{.*}}, %[[Z]] : f32
+// CHECK:         linalg.generic
+// CHECK:           math.tanh
+// CHECK:         linalg.generic
+// CHECK:           math.exp
+// Exact GELU: 0.5 x (1 + erf(x / sqrt(2))).
+// CHECK:         linalg.generic
+// CHECK:           %[[ISQ2:.*]] = arith.constant 0.70710{{[0-9]+}} : f32
+// CHECK:           %[[S:.*]] = arith.mulf %{{.*}}, %[[ISQ2]]
+// CHECK:           math.erf %[[S]]
+// CHECK:           arith.constant 5.000000e-01
+// Tanh GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+// CHECK:         linalg.generic
+// CHECK:           arith.constant 4.471500e-02
+// CHECK:           arith.constant 0.797884{{.*}} : f32
+// CHECK:           math.tanh
+// CHECK-NOT:       math.erf
+// CHECK:         return
+func.func @unary(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
+  %0 = cuvil.relu %x : tensor<?x16xf32>
+  %1 = cuvil.tanh %0 : tensor<?x16xf32>
+  %2 = cuvil.exp %1 : tensor<?x16xf32>
+  %3 = cuvil.gelu %2 : tensor<?x16xf32>
+  %4 = cuvil.gelu %3 {tanh_approx} : tensor<?x16xf32>
+  return %4 : tensor<?x16xf32>
+}
+
+// -----
+
+// Softmax along a middle, dynamic axis: max and sum reduce that axis (the
+// reduced tensors drop it), exp(x - max), divide.
+// CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$RED:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func.func @softmax_axis1
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x?x8xf32>)
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[M0:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$RED]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]] : tensor<2x?x8xf32>) outs(%[[M0]] : tensor<2x8xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[E:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$RED]], #[[$ID]]], {{.*}}} ins(%[[X]], %[[MAX]] : tensor<2x?x8xf32>, tensor<2x8xf32>)
+// CHECK:           arith.subf
+// CHECK:           math.exp
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$RED]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]] : tensor<2x?x8xf32>)
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}} ins(%[[E]], %[[SUM]] : tensor<2x?x8xf32>, tensor<2x8xf32>)
+// CHECK:           arith.divf
+func.func @softmax_axis1(%x: tensor<2x?x8xf32>) -> tensor<2x?x8xf32> {
+  %0 = cuvil.softmax %x {axis = 1 : i64} : tensor<2x?x8xf32>
+  return %0 : tensor<2x?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @softmax_negative_axis
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+func.func @softmax_negative_axis(%x: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %0 = cuvil.softmax %x : tensor<2x3x8xf32>
+  return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Layer norm over the last (dynamic) dim: 1/N from tensor.dim, mean,
+// centred values, biased variance, rsqrt(var + eps), affine weight/bias.
+// CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[$ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG:   #[[$COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @layer_norm_dynamic
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x?xf32>, %[[W:.*]]: tensor<?xf32>, %[[B:.*]]: tensor<?xf32>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[NI:.*]] = arith.index_cast %[[N]] : index to i64
+// CHECK:         %[[NF:.*]] = arith.sitofp %[[NI]] : i64 to f32
+// CHECK:         %[[INV:.*]] = arith.divf %{{.*}}, %[[NF]] : f32
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]]
+// CHECK:         %[[CEN:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[SUM]] :
+// CHECK:           arith.mulf %{{.*}}, %[[INV]]
+// CHECK:           arith.subf
+// CHECK:         %[[SQ:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[CEN]]
+// CHECK:         %[[EPS:.*]] = arith.constant 9.99999996E-13 : f32
+// CHECK:         linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$COL]], #[[$COL]], #[[$ID]]], {{.*}}} ins(%[[CEN]], %[[SQ]], %[[W]], %[[B]] :
+// CHECK:           arith.addf %{{.*}}, %[[EPS]]
+// CHECK:           math.rsqrt
+func.func @layer_norm_dynamic(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?x?xf32> {
+  %0 = cuvil.layer_norm %x, %w, %b {epsilon = 1.0e-12 : f64} : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// Dense attention: q * scale, k transposed once, scores (batch, s, d, t
+// loops), additive mask broadcast from [S, T], causal select (key index >
+// query index -> -inf), softmax over t, probs x v.
+// CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$MASK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @attention_mask_causal
+// CHECK-SAME:    (%[[Q:.*]]: tensor<2x8x16xf32>, %[[K:.*]]: tensor<2x12x16xf32>, %[[V:.*]]: tensor<2x12x4xf32>, %[[M:.*]]: tensor<8x12xf32>)
+// CHECK:         %[[SCALE:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK:         %[[QS:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<2x8x16xf32>)
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK:         %[[KT:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<2x12x16xf32>) outs(%{{.*}} : tensor<2x16x12xf32>)
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[QS]], %[[KT]] : tensor<2x8x16xf32>, tensor<2x16x12xf32>) outs(%{{.*}} : tensor<2x8x12xf32>)
+// CHECK:         %[[SM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$MASK]], #[[$ID]]], {{.*}}} ins(%[[S]], %[[M]] : tensor<2x8x12xf32>, tensor<8x12xf32>)
+// CHECK:           arith.addf
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[SM]] : tensor<2x8x12xf32>)
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           %[[J:.*]] = linalg.index 2 : index
+// CHECK:           %[[FUT:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
+// CHECK:           arith.select %[[FUT]], %[[NINF]], %{{.*}} : f32
+// CHECK:           arith.maximumf
+// CHECK:           math.exp
+// CHECK:           arith.divf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[V]] : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>)
+func.func @attention_mask_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x4xf32>, %m: tensor<8x12xf32>) -> tensor<2x8x4xf32> {
+  %0 = cuvil.attention %q, %k, %v mask(%m : tensor<8x12xf32>) {causal} : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x4xf32> -> tensor<2x8x4xf32>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Explicit scale attribute.
+// CHECK-LABEL: func.func @attention_scale
+// CHECK:         arith.constant 1.250000e-01 : f32
+func.func @attention_scale(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = cuvil.attention %q, %q, %q {scale = 0.125 : f64} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A dynamic head dim: the default scale 1/sqrt(D) is computed at run time
+// (it used to be folded from the dynamic-size sentinel into a NaN constant).
+// CHECK-LABEL: func.func @attention_dynamic_head_dim
+// CHECK-SAME:    (%[[Q:.*]]: tensor<2x?x?xf32>)
+// CHECK-NOT:     0x7FC00000
+// CHECK-NOT:     0xFFC00000
+// CHECK:         %[[D:.*]] = tensor.dim %[[Q]], %c2
+// CHECK:         %[[DI:.*]] = arith.index_cast %[[D]] : index to i64
+// CHECK:         %[[DF:.*]] = arith.sitofp %[[DI]] : i64 to f64
+// CHECK:         %[[SQ:.*]] = math.sqrt %[[DF]] : f64
+// CHECK:         %[[INV:.*]] = arith.divf %{{.*}}, %[[SQ]] : f64
+// CHECK:         %[[SCALE:.*]] = arith.truncf %[[INV]] : f64 to f32
+// CHECK:         linalg.generic
+// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK-NOT:     0xFFC00000
+func.func @attention_dynamic_head_dim(%q: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
+  %0 = cuvil.attention %q, %q, %q : tensor<2x?x?xf32>, tensor<2x?x?xf32>, tensor<2x?x?xf32> -> tensor<2x?x?xf32>
+  return %0 : tensor<2x?x?xf32>
+}
+
+// -----
+
+// Float narrowing is one truncf (nearest-even); f16 <-> bf16 goes through f32.
+// CHECK-LABEL: func.func @cast_floats
+// CHECK:         arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:    arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         arith.extf %{{.*}} : bf16 to f32
+func.func @cast_floats(%x: tensor<4x?xf32>, %h: tensor<4xf16>, %b: tensor<4xbf16>) -> (tensor<4x?xbf16>, tensor<4xbf16>, tensor<4xf32>) {
+  %0 = cuvil.dtype_cast %x : tensor<4x?xf32> to tensor<4x?xbf16>
+  %1 = cuvil.dtype_cast %h : tensor<4xf16> to tensor<4xbf16>
+  %2 = cuvil.dtype_cast %b : tensor<4xbf16> to tensor<4xf32>
+  return %0, %1, %2 : tensor<4x?xbf16>, tensor<4xbf16>, tensor<4xf32>
+}
+
+// -----
+
+// float -> i32 saturates by comparing against +-2^31 in the float type
+// before fptosi (2^31 - 1 is not an f32: clamping to it rounded up to 2^31,
+// and fptosi of that gave INT_MIN for large positive inputs).
+// CHECK-LABEL: func.func @cast_float_to_i32
+// CHECK:         linalg.generic
+// CHECK:           %[[R:.*]] = math.trunc %{{.*}} : f32
+// CHECK:           %[[HI:.*]] = arith.constant 2.14748365E+9 : f32
+// CHECK:           %[[BIG:.*]] = arith.cmpf oge, %[[R]], %[[HI]] : f32
+// CHECK:           %[[LO:.*]] = arith.constant -2.14748365E+9 : f32
+// CHECK:           %[[SMALL:.*]] = arith.cmpf ole, %[[R]], %[[LO]] : f32
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[R]], %[[R]] : f32
+// CHECK:           %[[SAFE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[R]] : f32
+// CHECK:           %[[I:.*]] = arith.fptosi %[[SAFE]] : f32 to i32
+// CHECK:           %[[MAX:.*]] = arith.constant 2147483647 : i32
+// CHECK:           %[[I2:.*]] = arith.select %[[BIG]], %[[MAX]], %[[I]] : i32
+// CHECK:           %[[MIN:.*]] = arith.constant -2147483648 : i32
+// CHECK:           arith.select %[[SMALL]], %[[MIN]], %[[I2]] : i32
+// Nearest-even rounding for the i8 cast:
+// CHECK:         linalg.generic
+// CHECK:           math.roundeven %{{.*}} : f32
+// CHECK:           arith.constant 1.280000e+02 : f32
+// CHECK:           arith.constant -1.280000e+02 : f32
+// CHECK:           arith.fptosi %{{.*}} : f32 to i8
+// CHECK:           arith.constant 127 : i8
+// CHECK:           arith.constant -128 : i8
+func.func @cast_float_to_i32(%x: tensor<4x?xf32>) -> (tensor<4x?xi32>, tensor<4x?xi8>) {
+  %0 = cuvil.dtype_cast %x {rounding = #cuvil<rounding toward_zero>} : tensor<4x?xf32> to tensor<4x?xi32>
+  %1 = cuvil.dtype_cast %x : tensor<4x?xf32> to tensor<4x?xi8>
+  return %0, %1 : tensor<4x?xi32>, tensor<4x?xi8>
+}
+
+// -----
+
+// Integer narrowing saturates; widening sign-extends; int -> float is sitofp.
+// CHECK-LABEL: func.func @cast_ints
+// CHECK:         arith.constant -128 : i32
+// CHECK:         arith.maxsi
+// CHECK:         arith.constant 127 : i32
+// CHECK:         arith.minsi
+// CHECK:         arith.trunci %{{.*}} : i32 to i8
+// CHECK:         arith.extsi %{{.*}} : i8 to i32
+// CHECK:         arith.sitofp %{{.*}} : i32 to f16
+func.func @cast_ints(%i: tensor<4xi32>, %j: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi32>, tensor<4xf16>) {
+  %0 = cuvil.dtype_cast %i : tensor<4xi32> to tensor<4xi8>
+  %1 = cuvil.dtype_cast %j : tensor<4xi8> to tensor<4xi32>
+  %2 = cuvil.dtype_cast %i : tensor<4xi32> to tensor<4xf16>
+  return %0, %1, %2 : tensor<4xi8>, tensor<4xi32>, tensor<4xf16>
+}
