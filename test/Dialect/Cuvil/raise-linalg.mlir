@@ -1,0 +1,79 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-raise-linalg | FileCheck %s
+// torch-mlir's matmul forms raised to cuvil.matmul.
+
+// nn.Linear: x @ W^T as linalg.transpose + linalg.matmul into a zero fill.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>)
+// CHECK-NEXT:    %[[R:.*]] = cuvil.matmul %[[X]], %[[W]] {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    return %[[R]]
+// CHECK-NOT:     linalg.
+func.func @linear(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %t = linalg.transpose ins(%w : tensor<16x8xf32>) outs(%e : tensor<8x16xf32>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%x, %t : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m : tensor<4x16xf32>
+}
+
+// -----
+
+// Batched, with the last two dims of rhs swapped; dynamic batch.
+// CHECK-LABEL: func.func @batch_matmul_transposed
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x4x8xf32>, %[[Y:.*]]: tensor<?x16x8xf32>)
+// CHECK:         cuvil.matmul %[[X]], %[[Y]] {transpose_b} : tensor<?x4x8xf32>, tensor<?x16x8xf32> -> tensor<?x4x16xf32>
+// CHECK-NOT:     linalg.batch_matmul
+func.func @batch_matmul_transposed(%x: tensor<?x4x8xf32>, %y: tensor<?x16x8xf32>) -> tensor<?x4x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %x, %c0 : tensor<?x4x8xf32>
+  %e = tensor.empty(%b) : tensor<?x8x16xf32>
+  %t = linalg.transpose ins(%y : tensor<?x16x8xf32>) outs(%e : tensor<?x8x16xf32>) permutation = [0, 2, 1]
+  %o = tensor.empty(%b) : tensor<?x4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<?x4x16xf32>) -> tensor<?x4x16xf32>
+  %m = linalg.batch_matmul ins(%x, %t : tensor<?x4x8xf32>, tensor<?x8x16xf32>) outs(%f : tensor<?x4x16xf32>) -> tensor<?x4x16xf32>
+  return %m : tensor<?x4x16xf32>
+}
+
+// -----
+
+// Not raised: an accumulator that is not a zero fill (C += A B).
+// CHECK-LABEL: func.func @accumulating
+// CHECK:         linalg.matmul
+// CHECK-NOT:     cuvil.matmul
+func.func @accumulating(%x: tensor<4x8xf32>, %y: tensor<8x16xf32>, %c: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %m = linalg.matmul ins(%x, %y : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m : tensor<4x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @filled_with_one
+// CHECK:         linalg.matmul
+// CHECK-NOT:     cuvil.matmul
+func.func @filled_with_one(%x: tensor<4x8xf32>, %y: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %one = arith.constant 1.000000e+00 : f32
+  %o = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%one : f32) outs(%o : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %m = linalg.matmul ins(%x, %y : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %m : tensor<4x16xf32>
+}
+
+// -----
+
+// A transpose that is not of the last two dims stays; the matmul is raised
+// without transpose_b.
+// CHECK-LABEL: func.func @other_permutation
+// CHECK:         %[[T:.*]] = linalg.transpose {{.*}} permutation = [1, 0, 2]
+// CHECK:         cuvil.matmul %{{.*}}, %[[T]] : tensor<2x4x8xf32>, tensor<2x8x16xf32> -> tensor<2x4x16xf32>
+// CHECK-NOT:     transpose_b
+func.func @other_permutation(%x: tensor<2x4x8xf32>, %y: tensor<8x2x16xf32>) -> tensor<2x4x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<2x8x16xf32>
+  %t = linalg.transpose ins(%y : tensor<8x2x16xf32>) outs(%e : tensor<2x8x16xf32>) permutation = [1, 0, 2]
+  %o = tensor.empty() : tensor<2x4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %m = linalg.batch_matmul ins(%x, %t : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %m : tensor<2x4x16xf32>
+}

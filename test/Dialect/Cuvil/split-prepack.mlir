@@ -1,0 +1,51 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-lower-to-linalg --canonicalize --cse --cuvil-split-prepack | FileCheck %s
+// Weight-only computations move into @<fn>_prepack; the function takes
+// their results as {cuvil.packed = i} arguments.
+
+// The W^T of an nn.Linear moves out; the bias (read directly) stays a weight
+// argument; the unused weight W is dropped from @main.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<16xf32> {cuvil.weight}, %[[WT:.*]]: tensor<8x16xf32> {cuvil.packed = 0 : i64}) -> tensor<4x16xf32>
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.matmul ins(%[[X]], %[[WT]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[B]] :
+// CHECK-LABEL: func.func @main_prepack
+// CHECK-SAME:    (%[[W:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16xf32>) -> tensor<8x16xf32> attributes {llvm.emit_c_interface}
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<8x16xf32>
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<16x8xf32>) outs(%[[E]] : tensor<8x16xf32>) permutation = [1, 0]
+// CHECK:         return %[[T]] : tensor<8x16xf32>
+func.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32> {cuvil.weight}, %b: tensor<16xf32> {cuvil.weight}) -> tensor<4x16xf32> {
+  %0 = cuvil.matmul %x, %w {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  %1 = cuvil.add %0, %b : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  return %1 : tensor<4x16xf32>
+}
+
+// -----
+
+// Two packed values, numbered in order; a computation on an input is not
+// hoisted.
+// CHECK-LABEL: func.func @net
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x8xf32>, %{{.*}}: tensor<8x8xf32> {cuvil.packed = 0 : i64}, %{{.*}}: tensor<8x4xf32> {cuvil.packed = 1 : i64})
+// CHECK-NOT:     linalg.transpose
+// CHECK:         math.tanh
+// CHECK-LABEL: func.func @net_prepack
+// CHECK-SAME:    -> (tensor<8x8xf32>, tensor<8x4xf32>)
+// CHECK-COUNT-2: linalg.transpose
+// CHECK-NOT:     math.tanh
+func.func @net(%x: tensor<2x8xf32>, %w1: tensor<8x8xf32> {cuvil.weight}, %w2: tensor<4x8xf32> {cuvil.weight}) -> tensor<2x4xf32> {
+  %0 = cuvil.matmul %x, %w1 {transpose_b} : tensor<2x8xf32>, tensor<8x8xf32> -> tensor<2x8xf32>
+  %1 = cuvil.tanh %0 : tensor<2x8xf32>
+  %2 = cuvil.matmul %1, %w2 {transpose_b} : tensor<2x8xf32>, tensor<4x8xf32> -> tensor<2x4xf32>
+  return %2 : tensor<2x4xf32>
+}
+
+// -----
+
+// No weights: nothing changes, no prepack function.
+// CHECK-LABEL: func.func @plain
+// CHECK:         linalg.transpose
+// CHECK-NOT:     func.func @plain_prepack
+func.func @plain(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %0 = cuvil.matmul %x, %w {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
