@@ -10,7 +10,8 @@
 //            ins(%mm, %bias) outs(%e2) { addf ; maximumf 0 (optional) }
 //
 // Schedule (@cuvil_mbr_fuse), parameters at the top of @__transform_main:
-//   TM=64, TN=256 (thread/cache tile), TK=256 (K block), RM=8, RN=32 (register tile).
+//   TM=64, TN=256 (thread/cache tile), TK=256 (K block), RM=4, RN=64 (register tile,
+//   16 zmm accumulators); same meaning as in matmul_cpu.mlir.
 //  1. Tile the CONSUMER (bias+relu generic) with tile_using_forall [TM, TN].
 //  2. Fuse the producer linalg.matmul into the forall
 //     (transform.structured.fuse_into_containing_op): each forall iteration
@@ -107,11 +108,13 @@ module attributes {transform.with_named_sequence} {
 
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     // ===================== tunable parameters =====================
-    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // TM
-    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>  // TN
-    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // TK
-    %rm = transform.param.constant 8 : i64 -> !transform.param<i64>    // RM
-    %rn = transform.param.constant 32 : i64 -> !transform.param<i64>   // RN
+    // Same meaning as in matmul_cpu.mlir; `// param: NAME` tags are for
+    // cuvil.transform.substitute_params.
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: TM
+    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TN
+    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TK
+    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>    // param: RM
+    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: RN
     // ==============================================================
     // Every linalg.generic whose operand #0 is produced by a linalg.matmul is
     // treated as the epilogue; generics not fed by a matmul are skipped

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TS = os.path.dirname(HERE)
 MATMUL_LIB = os.path.join(TS, "matmul_cpu.mlir")
 FUSION_LIB = os.path.join(TS, "matmul_bias_relu_fusion.mlir")
+sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, HERE)
 import gen_mlir  # noqa: E402
 
@@ -102,12 +103,16 @@ class Problem:
 
 
 def time_fn(prob, fn, reps):
+    """Wall-clock median/best per call, plus process CPU time / wall time
+    (~1.0 for 1 thread, ~2.0 when both cores really work; lower = contention)."""
     for _ in range(2):
         prob.run(fn)
     ts = []
+    c0, w0 = time.process_time(), time.perf_counter()
     for _ in range(reps):
         t = time.perf_counter(); prob.run(fn); ts.append(time.perf_counter() - t)
-    return float(np.median(ts)), float(min(ts))
+    util = (time.process_time() - c0) / (time.perf_counter() - w0)
+    return float(np.median(ts)), float(min(ts)), util
 
 
 PEAK_C = r'''
@@ -167,9 +172,10 @@ def main():
         line = (f"{tag:34s} {'OK  ' if ok else 'FAIL'} max|C-numpy32|={err_np:.2e} "
                 f"max|C-fp64|={err64:.2e} (numpy32 vs fp64 {np_err64:.2e})")
         if timed:
-            med, best = time_fn(prob, fn, reps)
+            med, best, util = time_fn(prob, fn, reps)
             fl = 2.0 * prob.M * prob.N * prob.K
-            line += f"\n{'':34s} median {med*1e3:8.3f} ms = {fl/med/1e9:6.1f} GFLOP/s (best {fl/best/1e9:6.1f})"
+            line += (f"\n{'':34s} median {med*1e3:8.3f} ms = {fl/med/1e9:6.1f} GFLOP/s (best {fl/best/1e9:6.1f}),"
+                     f" cpu/wall {util:.2f}")
         print(line, flush=True)
 
     S = a.size
