@@ -44,7 +44,12 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
     Type et = resultType.getElementType();
     unsigned rank = resultType.getRank();
 
-    if (rt.getRank() == 2) {
+    // Folding the lhs batch dims into M needs at most one dynamic size in
+    // the folded group: a tensor.expand_shape back with several becomes a
+    // memref.expand_shape that expand-strided-metadata cannot lower (it
+    // asserts). Such lhs take the batched generic path below.
+    bool foldableLhs = llvm::count_if(lt.getShape().drop_back(), ShapedType::isDynamic) <= 1;
+    if (rt.getRank() == 2 && foldableLhs) {
       // Plain GEMM, with the lhs batch dims folded into M: linalg.matmul is
       // what the matmul schedules match.
       if (op.getTransposeB()) {

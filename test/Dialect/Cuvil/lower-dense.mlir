@@ -23,19 +23,38 @@ func.func @matmul_2d(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16xf
 // linalg.transpose, the batch dims fold into M, every size comes from the
 // operands at run time.
 // CHECK-LABEL: func.func @matmul_dynamic_transpose_b
-// CHECK-SAME:    (%[[A:.*]]: tensor<?x?x8xf32>, %[[B:.*]]: tensor<?x8xf32>)
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x4x8xf32>, %[[B:.*]]: tensor<?x8xf32>)
 // CHECK:         %[[N:.*]] = tensor.dim %[[B]], %c0
 // CHECK:         %[[TE:.*]] = tensor.empty(%[[N]]) : tensor<8x?xf32>
 // CHECK:         %[[BT:.*]] = linalg.transpose ins(%[[B]] : tensor<?x8xf32>) outs(%[[TE]] : tensor<8x?xf32>) permutation = [1, 0]
-// CHECK:         %[[A2:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1], [2]] : tensor<?x?x8xf32> into tensor<?x8xf32>
+// CHECK:         %[[A2:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1], [2]] : tensor<?x4x8xf32> into tensor<?x8xf32>
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[A2]], %[[BT]] : tensor<?x8xf32>, tensor<8x?xf32>)
-// CHECK:         %[[D0:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x?x8xf32>
-// CHECK:         %[[D1:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x?x8xf32>
+// CHECK:         %[[D0:.*]] = tensor.dim %[[A]], %{{.*}} : tensor<?x4x8xf32>
 // CHECK:         %[[D2:.*]] = tensor.dim %[[BT]], %{{.*}} : tensor<8x?xf32>
-// CHECK:         tensor.expand_shape %[[MM]] {{\[}}[0, 1], [2]] output_shape [%[[D0]], %[[D1]], %[[D2]]] : tensor<?x?xf32> into tensor<?x?x?xf32>
-func.func @matmul_dynamic_transpose_b(%a: tensor<?x?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x?x?xf32> {
-  %0 = cuvil.matmul %a, %b {transpose_b} : tensor<?x?x8xf32>, tensor<?x8xf32> -> tensor<?x?x?xf32>
-  return %0 : tensor<?x?x?xf32>
+// CHECK:         tensor.expand_shape %[[MM]] {{\[}}[0, 1], [2]] output_shape [%[[D0]], 4, %[[D2]]] : tensor<?x?xf32> into tensor<?x4x?xf32>
+func.func @matmul_dynamic_transpose_b(%a: tensor<?x4x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x4x?xf32> {
+  %0 = cuvil.matmul %a, %b {transpose_b} : tensor<?x4x8xf32>, tensor<?x8xf32> -> tensor<?x4x?xf32>
+  return %0 : tensor<?x4x?xf32>
+}
+
+// -----
+
+// Two dynamic dims in the lhs batch+M group: no collapse/expand (a
+// memref.expand_shape with two dynamic sizes in a group made
+// expand-strided-metadata assert); a batched generic reads the 2-D rhs
+// (transposed by a copying generic) for every batch.
+// CHECK-DAG:   #[[$LHS2:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[$RHS2:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-LABEL: func.func @matmul_two_dynamic_batch_dims
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x?x8xf32>, %[[B:.*]]: tensor<16x8xf32>)
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[BT:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [#[[$LHS2]], #[[$RHS2]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[A]], %[[BT]] : tensor<?x?x8xf32>, tensor<8x16xf32>)
+// CHECK-NOT:     tensor.expand_shape
+func.func @matmul_two_dynamic_batch_dims(%a: tensor<?x?x8xf32>, %b: tensor<16x8xf32>) -> tensor<?x?x16xf32> {
+  %0 = cuvil.matmul %a, %b {transpose_b} : tensor<?x?x8xf32>, tensor<16x8xf32> -> tensor<?x?x16xf32>
+  return %0 : tensor<?x?x16xf32>
 }
 
 // -----
