@@ -315,7 +315,9 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                              return arith::SelectOp::create(b, l, future, negInf, a[0]);
                            });
     }
-    Value probs = softmaxAlong(rewriter, loc, scores, rank - 1);
+    // A query row whose keys are all masked gives zeros (as PyTorch's SDPA
+    // and the block-masked lowering do), not NaN.
+    Value probs = softmaxAlong(rewriter, loc, scores, rank - 1, /*emptyIsZero=*/true);
     Value out = batchedContraction(rewriter, loc, probs, v, /*bTransposed=*/false, resultType,
                                    [&](unsigned i) -> Value {
                                      if (i == rank - 2) return dimOf(rewriter, loc, q, qRank - 2);

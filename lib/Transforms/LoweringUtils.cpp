@@ -294,28 +294,39 @@ Value mlir::cuvil::attentionScale(OpBuilder &b, Location loc, AttentionOp op, Va
 }
 
 /// softmax(x) along `axis` = exp(x - max) / sum(exp(x - max)), three generics.
-Value mlir::cuvil::softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis) {
+Value mlir::cuvil::softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis,
+                                bool emptyIsZero) {
   auto type = cast<RankedTensorType>(x.getType());
   Type et = type.getElementType();
   MLIRContext *ctx = b.getContext();
   unsigned rank = type.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
   AffineMap red = dropAxisMap(ctx, rank, axis);
-  Value max = reduceAlong(b, loc, x, axis, lowestConstant(b, loc, et),
+  Value negInf = lowestConstant(b, loc, et), zero = scalarConstant(b, loc, et, 0.0);
+  Value max = reduceAlong(b, loc, x, axis, negInf,
                           [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
                             return arith::MaximumFOp::create(nb, l, acc, v);
                           });
   Value e = elementwise(b, loc, x, et, {x, max}, {id, red},
-                        [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          return math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], a[1]));
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          Value shift = a[1];
+                          if (emptyIsZero) { // all -inf: exp(-inf - 0) = 0, not NaN
+                            Value isInf = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                                                shift, negInf);
+                            shift = arith::SelectOp::create(nb, l, isInf, zero, shift);
+                          }
+                          return math::ExpOp::create(nb, l, arith::SubFOp::create(nb, l, a[0], shift));
                         });
-  Value sum = reduceAlong(b, loc, e, axis, scalarConstant(b, loc, et, 0.0),
+  Value sum = reduceAlong(b, loc, e, axis, zero,
                           [](OpBuilder &nb, Location l, Value acc, Value v) -> Value {
                             return arith::AddFOp::create(nb, l, acc, v);
                           });
   return elementwise(b, loc, x, et, {e, sum}, {id, red},
-                     [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                       return arith::DivFOp::create(nb, l, a[0], a[1]);
+                     [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                       Value q = arith::DivFOp::create(nb, l, a[0], a[1]);
+                       if (!emptyIsZero)
+                         return q;
+                       Value none = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1], zero);
+                       return arith::SelectOp::create(nb, l, none, zero, q);
                      });
 }
-

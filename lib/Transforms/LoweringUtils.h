@@ -91,7 +91,11 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to, RoundingMode roun
 Value attentionScale(OpBuilder &b, Location loc, AttentionOp op, Value query);
 
 /// Numerically stable softmax of `x` along `axis` (three linalg.generics).
-Value softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis);
+/// With `emptyIsZero`, a slice whose entries are all -inf (an attention row
+/// with every key masked) gives zeros, like PyTorch's scaled_dot_product_
+/// attention and the block-masked lowering, instead of 0/0 = NaN.
+Value softmaxAlong(OpBuilder &b, Location loc, Value x, int64_t axis,
+                   bool emptyIsZero = false);
 
 } // namespace mlir::cuvil
 

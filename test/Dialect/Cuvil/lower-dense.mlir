@@ -264,8 +264,13 @@ func.func @layer_norm_dynamic(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor
 // CHECK:           %[[FUT:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
 // CHECK:           arith.select %[[FUT]], %[[NINF]], %{{.*}} : f32
 // CHECK:           arith.maximumf
+// Softmax over keys; a row whose keys are all masked (max = -inf, sum = 0)
+// gives zeros like torch's SDPA, not NaN.
+// CHECK:           arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
 // CHECK:           math.exp
-// CHECK:           arith.divf
+// CHECK:           %[[Q:.*]] = arith.divf
+// CHECK:           %[[NONE:.*]] = arith.cmpf oeq
+// CHECK:           arith.select %[[NONE]], %{{.*}}, %[[Q]]
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[V]] : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>)
 func.func @attention_mask_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x4xf32>, %m: tensor<8x12xf32>) -> tensor<2x8x4xf32> {
   %0 = cuvil.attention %q, %k, %v mask(%m : tensor<8x12xf32>) {causal} : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x4xf32> -> tensor<2x8x4xf32>
