@@ -44,4 +44,16 @@ def CuvilSplitPrepack : Pass<"cuvil-split-prepack", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def CuvilWidenBoolMemrefs : Pass<"cuvil-widen-bool-memrefs", "::mlir::ModuleOp"> {
+  let summary = "Store booleans as bytes: memref<...xi1> becomes memref<...xi8>";
+  let description = [{
+    After bufferization and loop lowering, rewrites every memref of `i1` to a
+    memref of `i8` (loads truncate, stores zero-extend), function signatures
+    included. One byte per boolean is also what numpy and PyTorch use, so
+    boolean inputs and outputs keep their layout. MLIR's memref-to-LLVM
+    lowering does not accept stores of sub-byte elements.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 #endif // CUVIL_PASSES

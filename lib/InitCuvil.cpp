@@ -11,6 +11,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilLowerToLinalg();
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
+    registerCuvilWidenBoolMemrefs();
     return true;
   }();
   (void)once;

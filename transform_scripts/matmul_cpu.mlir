@@ -148,6 +148,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Matches 2-D linalg.transpose only: the 16x16 shuffle schedule does not
+  // apply to the rank-4 head permutations of attention (left to lowering).
+  transform.named_sequence @cuvil_match_2d_transpose(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.transpose"] : !transform.any_op
+    %rank = transform.match.structured %op : (!transform.any_op) -> !transform.param<i64> {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.structured.yield %r : !transform.param<i64>
+    }
+    %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+    transform.match.param.cmpi eq %rank, %two : !transform.param<i64>
+    transform.yield %op : !transform.any_op
+  }
+
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     // ===================== tunable parameters =====================
     // TM x TN: C tile per scf.forall iteration; TK: K block; RM x RN: register tile.
@@ -165,7 +180,7 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
     }
-    %trs = transform.structured.match ops{["linalg.transpose"]} in %root : (!transform.any_op) -> !transform.any_op
+    %trs = transform.collect_matching @cuvil_match_2d_transpose in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %trs : !transform.any_op {
     ^bb0(%t: !transform.any_op):
       transform.include @cuvil_transpose_cpu failures(propagate) (%t) : (!transform.any_op) -> ()

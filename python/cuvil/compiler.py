@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from . import artifact, execution, lowering, raising, scheduling
-from .errors import CompileError
+from .errors import CompileError, CuvilError
 
 log = logging.getLogger("cuvil")
 
@@ -161,9 +161,17 @@ class CompiledModule:
         t = time.perf_counter()
         # Asserts (embedding bounds, BatchNorm's empty check) block elementwise
         # fusion; LayerNorm stays in the model's dtype; cumsum avoids tm_tensor.
-        imported = importer.import_model(
-            self.model, args, strip_asserts=True,
-            extra_decompositions={**importer.F32_LAYERNORM_DECOMPS, **importer.NO_TM_TENSOR_DECOMPS})
+        try:
+            imported = importer.import_model(
+                self.model, args, strip_asserts=True,
+                extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
+                                      **importer.NO_TM_TENSOR_DECOMPS})
+        except CuvilError:
+            raise
+        except Exception as err:  # torch.export's own failures: name them, keep the cause
+            raise CompileError("import", f"torch.export could not capture "
+                               f"{type(self.model).__name__}: {type(err).__name__}: "
+                               f"{str(err).splitlines()[0] if str(err) else ''}") from err
         ir_text["linalg"] = imported.text
         if importer.last_torch_ir():
             ir_text["torch"] = importer.last_torch_ir()

@@ -46,7 +46,8 @@ TO_LLVM = [
 
 
 def pipeline(num_threads: int = 1) -> str:
-    passes = BUFFERIZE + ["convert-linalg-to-loops"] + parallel_passes(num_threads) + TO_LLVM
+    passes = BUFFERIZE + ["convert-linalg-to-loops", "cuvil-widen-bool-memrefs"] \
+        + parallel_passes(num_threads) + TO_LLVM
     return "builtin.module(" + ",".join(passes) + ")"
 
 

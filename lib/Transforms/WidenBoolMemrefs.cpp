@@ -1,0 +1,117 @@
+//===- WidenBoolMemrefs.cpp - i1 buffers stored as i8 ---------------------===//
+// Runs on memrefs (after bufferization and convert-linalg-to-loops), where
+// the only ops that touch element values are loads and stores; every other
+// op just carries the memref type along and is cloned with the new type.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILWIDENBOOLMEMREFS
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+bool isBoolMemref(Type t) {
+  auto m = dyn_cast<BaseMemRefType>(t);
+  return m && m.getElementType().isInteger(1);
+}
+
+struct BoolMemrefConverter : TypeConverter {
+  BoolMemrefConverter() {
+    addConversion([](Type t) { return t; });
+    addConversion([](MemRefType t) -> Type {
+      if (!t.getElementType().isInteger(1))
+        return t;
+      return MemRefType::get(t.getShape(), IntegerType::get(t.getContext(), 8), t.getLayout(),
+                             t.getMemorySpace());
+    });
+    addConversion([](UnrankedMemRefType t) -> Type {
+      if (!t.getElementType().isInteger(1))
+        return t;
+      return UnrankedMemRefType::get(IntegerType::get(t.getContext(), 8), t.getMemorySpace());
+    });
+  }
+};
+
+struct WidenLoad : OpConversionPattern<memref::LoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(memref::LoadOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto byte = memref::LoadOp::create(rewriter, op.getLoc(), adaptor.getMemref(),
+                                       adaptor.getIndices());
+    rewriter.replaceOpWithNewOp<arith::TruncIOp>(op, rewriter.getI1Type(), byte);
+    return success();
+  }
+};
+
+struct WidenStore : OpConversionPattern<memref::StoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(memref::StoreOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Value byte = arith::ExtUIOp::create(rewriter, op.getLoc(), rewriter.getI8Type(),
+                                        adaptor.getValue());
+    rewriter.replaceOpWithNewOp<memref::StoreOp>(op, byte, adaptor.getMemref(),
+                                                 adaptor.getIndices());
+    return success();
+  }
+};
+
+/// Any other op without regions: same op, operands and result types converted.
+struct RetypeOp : ConversionPattern {
+  RetypeOp(TypeConverter &converter, MLIRContext *ctx)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/0, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumRegions() != 0 || isa<memref::LoadOp, memref::StoreOp>(op))
+      return failure();
+    SmallVector<Type> types;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
+      return failure();
+    Operation *clone = rewriter.clone(*op);
+    clone->setOperands(operands);
+    for (auto [result, type] : llvm::zip(clone->getResults(), types))
+      result.setType(type);
+    rewriter.replaceOp(op, clone->getResults());
+    return success();
+  }
+};
+
+struct CuvilWidenBoolMemrefsPass
+    : mlir::cuvil::impl::CuvilWidenBoolMemrefsBase<CuvilWidenBoolMemrefsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    BoolMemrefConverter converter;
+    RewritePatternSet patterns(ctx);
+    patterns.add<WidenLoad, WidenStore>(converter, ctx);
+    patterns.add<RetypeOp>(converter, ctx);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    populateCallOpTypeConversionPattern(patterns, converter);
+    ConversionTarget target(*ctx);
+    auto touchesBool = [](Operation *op) {
+      return llvm::any_of(op->getOperandTypes(), isBoolMemref) ||
+             llvm::any_of(op->getResultTypes(), isBoolMemref);
+    };
+    target.markUnknownOpDynamicallyLegal([&](Operation *op) {
+      if (auto fn = dyn_cast<func::FuncOp>(op))
+        return !llvm::any_of(fn.getArgumentTypes(), isBoolMemref) &&
+               !llvm::any_of(fn.getResultTypes(), isBoolMemref) &&
+               converter.isLegal(&fn.getBody());
+      return !touchesBool(op) &&
+             llvm::all_of(op->getRegions(), [&](Region &r) {
+               return llvm::all_of(r.getArgumentTypes(), [](Type t) { return !isBoolMemref(t); });
+             });
+    });
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
