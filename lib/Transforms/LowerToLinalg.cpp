@@ -194,8 +194,18 @@ struct LowerUnary : OpRewritePattern<OpTy> {
             return math::TanhOp::create(b, l, x);
           if constexpr (std::is_same_v<OpTy, ExpOp>)
             return math::ExpOp::create(b, l, x);
-          if constexpr (std::is_same_v<OpTy, GeluOp>)
+          if constexpr (std::is_same_v<OpTy, GeluOp>) {
+            // f16/bf16: computed in f32 and rounded once, as PyTorch does
+            // (its "opmath"). It also keeps math.erf on f32: for narrower
+            // types convert-math-to-libm wraps erff in arith.extf/truncf
+            // after arith has been lowered, and translation fails.
+            Type t = x.getType();
+            if (t.getIntOrFloatBitWidth() < 32) {
+              Value wide = arith::ExtFOp::create(b, l, b.getF32Type(), x);
+              return arith::TruncFOp::create(b, l, t, geluScalar(b, l, wide, op.getTanhApprox()));
+            }
             return geluScalar(b, l, x, op.getTanhApprox());
+          }
           llvm_unreachable("unhandled unary op");
         });
     rewriter.replaceOp(op, result);

@@ -178,6 +178,37 @@ def test_unary(op, ref, request):
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("et,torch_dtype", [("f16", torch.float16), ("bf16", torch.bfloat16)])
+def test_narrow_float_ops(et, torch_dtype):
+    """f16/bf16 elementwise ops and normalisations (bf16 via casts in the
+    function, numpy has no bf16). GELU used to fail to compile for these
+    types (math.erf through libm after arith was lowered)."""
+    x, w, b = randn(4, 24) * 2, randn(24), randn(24)
+    ops = ["  %r0 = cuvil.gelu %x : T", "  %r1 = cuvil.gelu %x {tanh_approx} : T",
+           "  %r2 = cuvil.softmax %x : T", "  %r3 = cuvil.exp %x : T", "  %r4 = cuvil.tanh %x : T",
+           "  %r5 = cuvil.layer_norm %x, %w, %b : T, W, W -> T"]
+    T, W = f"tensor<4x24x{et}>", f"tensor<24x{et}>"
+    body = [f"  %x = cuvil.dtype_cast %a0 : tensor<4x24xf32> to {T}",
+            f"  %w = cuvil.dtype_cast %a1 : tensor<24xf32> to {W}",
+            f"  %b = cuvil.dtype_cast %a2 : tensor<24xf32> to {W}"]
+    body += [o.replace("T", T).replace("W", W) for o in ops]
+    # results back to f32 for numpy
+    body = [line.replace("%r", "%n") for line in body]
+    body += [f"  %r{i} = cuvil.dtype_cast %n{i} : {T} to tensor<4x24xf32>" for i in range(len(ops))]
+    src = one_op("\n".join(body), ["tensor<4x24xf32>", "tensor<24xf32>", "tensor<24xf32>"],
+                 ["tensor<4x24xf32>"] * len(ops))
+    got = run(src, x, w, b)
+    tx, tw, tb = (torch.from_numpy(a).to(torch_dtype) for a in (x, w, b))
+    want = [F.gelu(tx), F.gelu(tx, approximate="tanh"), torch.softmax(tx, -1), torch.exp(tx),
+            torch.tanh(tx), F.layer_norm(tx, (24,), tw, tb)]
+    eps = float(torch.finfo(torch_dtype).eps)
+    for i, (g, w_) in enumerate(zip(got, want)):
+        w_ = w_.float().numpy()
+        # a few ulps of the narrow type (f16 statistics of layer_norm: more)
+        tol = (16 if i == 5 else 2) * eps
+        np.testing.assert_allclose(g, w_, rtol=tol, atol=tol, err_msg=ops[i])
+
+
 # -- normalisations -----------------------------------------------------------
 @pytest.mark.parametrize("axis", [0, 1, -1])
 def test_softmax(axis):

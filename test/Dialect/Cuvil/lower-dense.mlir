@@ -183,6 +183,22 @@ func.func @unary(%x: tensor<?x16xf32>) -> tensor<?x16xf32> {
 
 // -----
 
+// f16/bf16 GELU is computed in f32 and rounded once (PyTorch's opmath);
+// math.erf on f16 used to reach convert-math-to-libm, whose extf/truncf
+// wrappers appear after arith is lowered, and LLVM translation failed.
+// CHECK-LABEL: func.func @gelu_f16
+// CHECK:         linalg.generic
+// CHECK:           %[[W:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK:           math.erf %{{.*}} : f32
+// CHECK:           arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT:       math.erf %{{.*}} : f16
+func.func @gelu_f16(%x: tensor<8xf16>) -> tensor<8xf16> {
+  %0 = cuvil.gelu %x : tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
 // Softmax along a middle, dynamic axis: max and sum reduce that axis (the
 // reduced tensors drop it), exp(x - max), divide.
 // CHECK-DAG:   #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
