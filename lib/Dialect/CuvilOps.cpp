@@ -151,15 +151,26 @@ static LogicalResult inferBinary(StringRef opName, std::optional<Location> loc,
   return success();
 }
 
+enum class Identity { AddZero, SubZero, One };
+
 /// `x op c` folds to `x` when `c` is the identity and no broadcast happens.
-static OpFoldResult foldIdentityRhs(Operation *op, Value lhs, Value rhs,
-                                    bool isZeroIdentity) {
+/// IEEE: x + (-0.0) == x for every x, but -0.0 + (+0.0) is +0.0, so only
+/// -0.0 is the additive identity; x - (+0.0) == x.
+static OpFoldResult foldIdentityRhs(Operation *op, Value lhs, Value rhs, Identity identity) {
   if (lhs.getType() != op->getResult(0).getType())
     return {};
-  bool matched = isZeroIdentity ? (matchPattern(rhs, m_AnyZeroFloat()) ||
-                                   matchPattern(rhs, m_Zero()))
-                                : (matchPattern(rhs, m_OneFloat()) ||
-                                   matchPattern(rhs, m_One()));
+  bool matched = false;
+  switch (identity) {
+  case Identity::AddZero:
+    matched = matchPattern(rhs, m_NegZeroFloat()) || matchPattern(rhs, m_Zero());
+    break;
+  case Identity::SubZero:
+    matched = matchPattern(rhs, m_PosZeroFloat()) || matchPattern(rhs, m_Zero());
+    break;
+  case Identity::One:
+    matched = matchPattern(rhs, m_OneFloat()) || matchPattern(rhs, m_One());
+    break;
+  }
   return matched ? OpFoldResult(lhs) : OpFoldResult();
 }
 
@@ -177,20 +188,20 @@ CUVIL_BINARY_INFER(MaxOp, "cuvil.max")
 #undef CUVIL_BINARY_INFER
 
 OpFoldResult AddOp::fold(FoldAdaptor) {
-  if (OpFoldResult r = foldIdentityRhs(*this, getLhs(), getRhs(), true))
+  if (OpFoldResult r = foldIdentityRhs(*this, getLhs(), getRhs(), Identity::AddZero))
     return r;
-  return foldIdentityRhs(*this, getRhs(), getLhs(), true);
+  return foldIdentityRhs(*this, getRhs(), getLhs(), Identity::AddZero);
 }
 OpFoldResult SubOp::fold(FoldAdaptor) {
-  return foldIdentityRhs(*this, getLhs(), getRhs(), true);
+  return foldIdentityRhs(*this, getLhs(), getRhs(), Identity::SubZero);
 }
 OpFoldResult MulOp::fold(FoldAdaptor) {
-  if (OpFoldResult r = foldIdentityRhs(*this, getLhs(), getRhs(), false))
+  if (OpFoldResult r = foldIdentityRhs(*this, getLhs(), getRhs(), Identity::One))
     return r;
-  return foldIdentityRhs(*this, getRhs(), getLhs(), false);
+  return foldIdentityRhs(*this, getRhs(), getLhs(), Identity::One);
 }
 OpFoldResult DivOp::fold(FoldAdaptor) {
-  return foldIdentityRhs(*this, getLhs(), getRhs(), false);
+  return foldIdentityRhs(*this, getLhs(), getRhs(), Identity::One);
 }
 OpFoldResult MaxOp::fold(FoldAdaptor) {
   if (getLhs() == getRhs())

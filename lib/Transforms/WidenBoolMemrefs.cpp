@@ -63,6 +63,29 @@ struct WidenStore : OpConversionPattern<memref::StoreOp> {
   }
 };
 
+/// memref.global of i1: same global, i8 type, initial value widened.
+struct WidenGlobal : OpConversionPattern<memref::GlobalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(memref::GlobalOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<MemRefType>(getTypeConverter()->convertType(op.getType()));
+    Attribute init = op.getInitialValueAttr();
+    if (auto dense = dyn_cast_or_null<DenseElementsAttr>(init)) {
+      auto tensorType = RankedTensorType::get(type.getShape(), type.getElementType());
+      SmallVector<APInt> bytes;
+      for (APInt bit : dense.getValues<APInt>())
+        bytes.push_back(bit.zext(8));
+      init = DenseElementsAttr::get(tensorType, bytes);
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setType(type);
+      if (init)
+        op.setInitialValueAttr(init);
+    });
+    return success();
+  }
+};
+
 /// Any other op without regions: same op, operands and result types converted.
 struct RetypeOp : ConversionPattern {
   RetypeOp(TypeConverter &converter, MLIRContext *ctx)
@@ -89,7 +112,7 @@ struct CuvilWidenBoolMemrefsPass
     MLIRContext *ctx = &getContext();
     BoolMemrefConverter converter;
     RewritePatternSet patterns(ctx);
-    patterns.add<WidenLoad, WidenStore>(converter, ctx);
+    patterns.add<WidenLoad, WidenStore, WidenGlobal>(converter, ctx);
     patterns.add<RetypeOp>(converter, ctx);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
@@ -100,6 +123,8 @@ struct CuvilWidenBoolMemrefsPass
              llvm::any_of(op->getResultTypes(), isBoolMemref);
     };
     target.markUnknownOpDynamicallyLegal([&](Operation *op) {
+      if (auto global = dyn_cast<memref::GlobalOp>(op))
+        return !isBoolMemref(global.getType());
       if (auto fn = dyn_cast<func::FuncOp>(op))
         return !llvm::any_of(fn.getArgumentTypes(), isBoolMemref) &&
                !llvm::any_of(fn.getResultTypes(), isBoolMemref) &&

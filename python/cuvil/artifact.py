@@ -130,3 +130,21 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str 
     meta = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "cuvil": __version__}
     _atomic_write(cache_dir() / f"{key}.json", json.dumps(meta).encode())
     return lib
+
+
+# -- index: structural fingerprint -> library key + how to call it ------------
+
+def load_index(index_key: str):
+    """The index entry for a structural key, or None (absent, unreadable,
+    untrusted)."""
+    path = cache_dir() / f"{index_key}.index.json"
+    try:
+        if not _trusted(path):
+            return None
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def store_index(index_key: str, entry: dict) -> None:
+    _atomic_write(cache_dir() / f"{index_key}.index.json", json.dumps(entry).encode())

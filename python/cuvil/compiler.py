@@ -46,6 +46,36 @@ class _Signature:
     prepack_specs: Optional[tuple] = None                    # (inputs, outputs) or None
 
 
+@dataclass
+class _Meta:
+    """How to call a compiled library; stored beside it in the cache index."""
+    main_args: List[tuple]
+    main_specs: tuple
+    prepack_specs: Optional[tuple]
+    weight_order: List[str]
+    out_spec: object
+
+    def to_json(self) -> dict:
+        from torch.utils import _pytree as pytree
+
+        def specs(pair):
+            return None if pair is None else [[[list(s.shape), s.dtype] for s in side] for side in pair]
+        return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
+                    prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
+                    out_spec=pytree.treespec_dumps(self.out_spec))
+
+    @classmethod
+    def from_json(cls, d) -> "_Meta":
+        from torch.utils import _pytree as pytree
+
+        def specs(pair):
+            return None if pair is None else tuple(
+                [execution.TensorSpec(tuple(shape), dtype) for shape, dtype in side] for side in pair)
+        return cls(main_args=[tuple(r) for r in d["main_args"]], main_specs=specs(d["main_specs"]),
+                   prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
+                   out_spec=pytree.treespec_loads(d["out_spec"]))
+
+
 def _spec_of(type_) -> execution.TensorSpec:
     from .ir import RankedTensorType
     t = RankedTensorType(type_)
@@ -153,7 +183,47 @@ class CompiledModule:
         self._last = self._compiled[key]
         return self._last
 
+    def _options(self, threads) -> tuple:
+        """Everything besides the model that changes the generated code."""
+        from . import transform
+        scripts = "".join(f"{s}:{e}:{transform.load(s)}" for s, e in self.schedule)
+        return (scripts, f"threads={threads}", f"opt={self.opt_level}")
+
     def _compile(self, args) -> _Signature:
+        from . import fingerprint
+
+        threads = _num_threads(self._num_threads)
+        options = self._options(threads)
+        index_key = None
+        if self.use_cache and fingerprint.enabled():
+            index_key = fingerprint.structural_key(self.model, args, options)
+            entry = artifact.load_index(index_key)
+            if entry is not None:
+                t = time.perf_counter()
+                weights = self._weights_from_model(entry["weights"])
+                if weights is not None:
+                    lib_path = artifact.lookup(entry["library"])
+                    if lib_path is not None:
+                        meta = _Meta.from_json(entry)
+                        return self._load(lib_path, meta, weights, {"cache_hit": 1.0}, {}, t)
+        return self._compile_from_source(args, threads, options, index_key)
+
+    def _weights_from_model(self, specs):
+        """The model's current weight tensors by export name, or None when one
+        is not a parameter/buffer (e.g. a tensor constant made in forward)."""
+        weights = {}
+        for spec in specs:
+            if spec["kind"] not in ("parameter", "buffer", "buffer_nonpersistent"):
+                return None
+            getter = self.model.get_parameter if spec["kind"] == "parameter" else self.model.get_buffer
+            try:
+                tensor = getter(spec["name"])
+            except AttributeError:
+                return None
+            weights[spec["name"]] = execution.as_aligned(tensor.detach().contiguous().numpy())
+        return weights
+
+    def _compile_from_source(self, args, threads, options, index_key) -> _Signature:
         from . import importer
         from .ir import Context
 
@@ -176,13 +246,10 @@ class CompiledModule:
         if importer.last_torch_ir():
             ir_text["torch"] = importer.last_torch_ir()
         stats["import"] = time.perf_counter() - t
+        weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
         weights = {a["name"]: execution.as_aligned(w.contiguous().numpy())
-                   for a, w in zip([a for a in imported.manifest["args"] if a["kind"] != "user_input"],
-                                   imported.weights())}
-        threads = _num_threads(self._num_threads)
-        schedule_text = "".join(s + e for s, e in self.schedule)
-        key = artifact.cache_key(imported.text, schedule_text, f"threads={threads}",
-                                 f"opt={self.opt_level}")
+                   for a, w in zip(weight_args, imported.weights())}
+        key = artifact.cache_key(imported.text, *options)
 
         with Context() as ctx:
             t = time.perf_counter()
@@ -196,11 +263,11 @@ class CompiledModule:
             stats["raise"] = time.perf_counter() - t
             main = raising.lookup_func(module, "main")
             prepack = raising.lookup_func(module, "main_prepack")
-            roles = _arg_roles(main)
-            main_specs = _func_specs(main)
-            prepack_specs = _func_specs(prepack) if prepack is not None else None
-            # main_prepack takes every weight, in the importer's order.
-            weight_order = [a["name"] for a in imported.manifest["args"] if a["kind"] != "user_input"]
+            meta = _Meta(main_args=_arg_roles(main), main_specs=_func_specs(main),
+                         prepack_specs=_func_specs(prepack) if prepack is not None else None,
+                         # main_prepack takes every weight, in the importer's order.
+                         weight_order=[a["name"] for a in weight_args],
+                         out_spec=imported.out_spec)
 
             lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
@@ -217,19 +284,28 @@ class CompiledModule:
                 t = time.perf_counter()
                 lib_path = artifact.build_shared_library(llvm_ir, key, threads)
                 stats["codegen"] = time.perf_counter() - t
+        if index_key is not None:
+            try:
+                entry = dict(meta.to_json(), library=key,
+                             weights=[{"name": a["name"], "kind": a["kind"]} for a in weight_args])
+            except Exception as err:  # e.g. an output type pytree cannot serialize
+                log.debug("cuvil: no warm-start index for this model: %s", err)
+            else:
+                artifact.store_index(index_key, entry)
+        return self._load(lib_path, meta, weights, stats, ir_text, time.perf_counter())
 
-        t = time.perf_counter()
+    def _load(self, lib_path, meta, weights, stats, ir_text, t0) -> _Signature:
         lib = execution.Library(lib_path)
-        main_fn = lib.function("main", *main_specs)
+        main_fn = lib.function("main", *meta.main_specs)
         packed = []
-        if prepack_specs is not None:
-            pre = lib.function("main_prepack", *prepack_specs)
-            packed = pre(*[weights[n] for n in weight_order])
-        stats["load"] = time.perf_counter() - t
+        if meta.prepack_specs is not None:
+            pre = lib.function("main_prepack", *meta.prepack_specs)
+            packed = pre(*[weights[n] for n in meta.weight_order])
+        stats["load"] = time.perf_counter() - t0
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
-        return _Signature(lib, main_fn, roles, packed, weights, imported.out_spec, stats, ir_text,
-                          weight_order, prepack_specs)
+        return _Signature(lib, main_fn, meta.main_args, packed, weights, meta.out_spec, stats,
+                          ir_text, meta.weight_order, meta.prepack_specs)
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None):

@@ -37,9 +37,13 @@ def parallel_passes(num_threads: int) -> list:
 TO_LLVM = [
     "convert-vector-to-scf{full-unroll}",
     "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
+    # Math first, while arith is still arith: expand what has no intrinsic,
+    # the rest to LLVM intrinsics or libm (f32/f64 only: f16 erf is computed
+    # in f32 by the lowering; math-extend-to-supported-types emits fpext with
+    # an arith fastmath attribute that LLVM translation rejects).
     "math-expand-ops",
-    "convert-vector-to-llvm", "finalize-memref-to-llvm", "convert-arith-to-llvm",
     "convert-math-to-llvm", "convert-math-to-libm",
+    "convert-vector-to-llvm", "finalize-memref-to-llvm", "convert-arith-to-llvm",
     "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
     "reconcile-unrealized-casts", "canonicalize", "cse",
 ]

@@ -8,14 +8,16 @@
 func.func @identities(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>)
     -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x8xi32>) {
   %z = arith.constant dense<0.0> : tensor<4x8xf32>
+  %nz = arith.constant dense<-0.0> : tensor<4x8xf32>
   %o = arith.constant dense<1.0> : tensor<8xf32>
   %o2 = arith.constant dense<1.0> : tensor<4x8xf32>
   %zi = arith.constant dense<0> : tensor<4x8xi32>
   %oi = arith.constant dense<1> : tensor<4x8xi32>
-  // add of zero (either side), mul by one (broadcast constant: result type
-  // is still x's), sub of zero, div by one, max(x, x).
-  %0 = cuvil.add %x, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
-  %1 = cuvil.add %z, %0 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  // add of -0.0 (either side; IEEE: x + -0.0 == x for every x), mul by one
+  // (broadcast constant: result type is still x's), sub of +0.0, div by one,
+  // max(x, x); integer add of 0.
+  %0 = cuvil.add %x, %nz : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %1 = cuvil.add %nz, %0 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %2 = cuvil.mul %o, %1 : tensor<8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %3 = cuvil.sub %2, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %4 = cuvil.div %3, %o2 : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
@@ -28,13 +30,14 @@ func.func @identities(%x: tensor<4x8xf32>, %i: tensor<4x8xi32>)
 // -----
 
 // Not identities: the broadcast would change the shape, zero on the left of
-// a sub, one on the left of a div.
+// a sub, one on the left of a div, and x + (+0.0) (it maps -0.0 to +0.0).
 // CHECK-LABEL: func.func @not_identities
 // CHECK:         cuvil.add
 // CHECK:         cuvil.sub
 // CHECK:         cuvil.div
 // CHECK:         cuvil.mul
-func.func @not_identities(%x: tensor<4x1xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+// CHECK:         cuvil.add
+func.func @not_identities(%x: tensor<4x1xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %z = arith.constant dense<0.0> : tensor<4x8xf32>
   %o = arith.constant dense<1.0> : tensor<4x8xf32>
   %t = arith.constant dense<2.0> : tensor<4x8xf32>
@@ -42,7 +45,8 @@ func.func @not_identities(%x: tensor<4x1xf32>, %y: tensor<4x8xf32>) -> (tensor<4
   %1 = cuvil.sub %z, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %2 = cuvil.div %o, %y : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   %3 = cuvil.mul %y, %t : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
-  return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  %4 = cuvil.add %y, %z : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %0, %1, %2, %3, %4 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // -----
