@@ -104,3 +104,34 @@ def test_export_ir_rejects_unknown_stage(tmp_path):
     fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(2, 64),))
     with pytest.raises(ValueError, match="stage must be one of"):
         fast.export_ir(str(tmp_path / "x.mlir"), stage="assembly")
+
+
+class MatMul(torch.nn.Module):
+    def forward(self, a, b):
+        return a @ b
+
+
+@pytest.mark.parametrize("m,k,n", [(100, 70, 33), (1, 1, 1), (129, 257, 65)])
+def test_matmul_shapes_the_tiles_do_not_divide(m, k, n):
+    torch.manual_seed(0)
+    assert_matches_eager(MatMul(), torch.randn(m, k), torch.randn(k, n), atol=1e-4)
+
+
+def test_cli_compiles_a_factory_and_writes_every_stage(tmp_path):
+    import subprocess
+    from pathlib import Path
+    example = Path(__file__).resolve().parents[2] / "examples" / "mlp.py"
+    proc = subprocess.run(["cuvil", "compile", f"{example}:make_model", "--input", "2x1024xf32",
+                           "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "max |cuvil - eager|" in proc.stdout
+    written = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"model.so", "report.json", "model.linalg.mlir", "model.cuvil.mlir",
+            "model.scheduled.mlir", "model.llvm.mlir", "model.torch.mlir"} <= written
+
+
+def test_cli_rejects_a_bad_input_spec():
+    import subprocess
+    proc = subprocess.run(["cuvil", "compile", "x.py:f", "--input", "2xbanana", "-o", "/tmp/x"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "expected DIMSxDTYPE like 1x128xi64" in proc.stderr
