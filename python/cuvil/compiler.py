@@ -44,6 +44,16 @@ class _Signature:
     ir: Dict[str, str] = field(default_factory=dict)
     weight_order: List[str] = field(default_factory=list)   # main_prepack's inputs
     prepack_specs: Optional[tuple] = None                    # (inputs, outputs) or None
+    meta: Optional["_Meta"] = None
+
+
+def _dim_names(i, dims) -> Dict[int, str]:
+    """dynamic_dims entry -> {dim: symbol name}: an int, a list, or a dict."""
+    if isinstance(dims, int):
+        dims = [dims]
+    if isinstance(dims, dict):
+        return {int(d): str(n) for d, n in dims.items()}
+    return {int(d): f"in{i}_dim{d}" for d in dims}
 
 
 @dataclass
@@ -54,6 +64,8 @@ class _Meta:
     prepack_specs: Optional[tuple]
     weight_order: List[str]
     out_spec: object
+    input_dims: list = field(default_factory=list)    # per user input: int | symbol name
+    output_dims: list = field(default_factory=list)   # per output: int | sympy expression
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -62,7 +74,8 @@ class _Meta:
             return None if pair is None else [[[list(s.shape), s.dtype] for s in side] for side in pair]
         return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
-                    out_spec=pytree.treespec_dumps(self.out_spec))
+                    out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
+                    output_dims=self.output_dims)
 
     @classmethod
     def from_json(cls, d) -> "_Meta":
@@ -73,7 +86,21 @@ class _Meta:
                 [execution.TensorSpec(tuple(shape), dtype) for shape, dtype in side] for side in pair)
         return cls(main_args=[tuple(r) for r in d["main_args"]], main_specs=specs(d["main_specs"]),
                    prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
-                   out_spec=pytree.treespec_loads(d["out_spec"]))
+                   out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
+                   output_dims=d["output_dims"])
+
+    def output_shapes(self, arrays) -> Optional[list]:
+        """Concrete output shapes for these inputs, when some are symbolic."""
+        if all(isinstance(d, int) for dims in self.output_dims for d in dims):
+            return None
+        import sympy
+        env = {}
+        for dims, array in zip(self.input_dims, arrays):
+            for d, size in zip(dims, array.shape):
+                if isinstance(d, str):
+                    env[sympy.Symbol(d)] = size
+        return [tuple(d if isinstance(d, int) else int(sympy.sympify(d).subs(env)) for d in dims)
+                for dims in self.output_dims]
 
 
 def _spec_of(type_) -> execution.TensorSpec:
@@ -116,7 +143,8 @@ class CompiledModule:
     """What `cuvil.compile` returns. Call it like the model."""
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
-                 num_threads=None, schedule=scheduling.DEFAULT_SCHEDULE, use_cache=True):
+                 num_threads=None, schedule=scheduling.DEFAULT_SCHEDULE, use_cache=True,
+                 dynamic_dims=None):
         if target != "host":
             raise ValueError(f"target {target!r} is not supported; use target='host'")
         if opt_level not in (0, 1, 2, 3):
@@ -126,6 +154,9 @@ class CompiledModule:
         self.schedule = schedule if opt_level > 0 else ()
         self._num_threads = num_threads
         self.use_cache = use_cache
+        # {input index: {dim: symbol name}}: one build serves every size of
+        # these dims; dims sharing a name are the same size.
+        self.dynamic_dims = {int(i): _dim_names(i, d) for i, d in (dynamic_dims or {}).items()}
         self._compiled: Dict[tuple, _Signature] = {}
         self._last: Optional[_Signature] = None
         if example_inputs is not None:
@@ -158,7 +189,7 @@ class CompiledModule:
         for role, key in sig.main_args:
             call.append(sig.weights[key] if role == "weight" else
                         arrays[key] if role == "input" else sig.packed[key])
-        outs = sig.main(*call)
+        outs = sig.main(*call, out_shapes=sig.meta.output_shapes(arrays))
         return pytree.tree_unflatten([torch.from_numpy(o) for o in outs], sig.out_spec)
 
     # -- compile ----------------------------------------------------------------
@@ -172,14 +203,30 @@ class CompiledModule:
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 raise TypeError(f"input {i} is a {type(a).__name__}; cuvil.compile takes tensors")
-        return tuple((tuple(a.shape), str(a.dtype)) for a in args)
+        key = tuple((tuple(None if d in self.dynamic_dims.get(i, ()) else s
+                           for d, s in enumerate(a.shape)), str(a.dtype))
+                    for i, a in enumerate(args))
+        if self.dynamic_dims and self._compiled and key not in self._compiled:
+            # A dynamic build serves its dynamic dims only: say which dim differs.
+            (built,) = list(self._compiled)[:1]
+            for i, ((shape, dtype), (want_shape, want_dtype)) in enumerate(zip(key, built)):
+                if dtype != want_dtype:
+                    raise TypeError(f"input {i} has dtype {dtype}, compiled for {want_dtype}")
+                if len(shape) != len(want_shape):
+                    raise ValueError(f"input {i} has rank {len(shape)}, compiled for {len(want_shape)}")
+                for d, (got, want) in enumerate(zip(shape, want_shape)):
+                    if got != want:
+                        raise ValueError(
+                            f"input {i} dim {d} is {got} but the model was compiled for {want}; "
+                            f"dynamic dims are {self.dynamic_dims or 'none'}")
+        return key
 
     def _signature_for(self, args) -> _Signature:
         key = self._key_of(args)
         if key not in self._compiled:
             if self._compiled:
                 log.info("cuvil: new input signature %s: compiling again", key)
-            self._compiled[key] = self._compile(args)
+            self._compiled[key] = self._compile(args, key)
         self._last = self._compiled[key]
         return self._last
 
@@ -189,14 +236,14 @@ class CompiledModule:
         scripts = "".join(f"{s}:{e}:{transform.load(s)}" for s, e in self.schedule)
         return (scripts, f"threads={threads}", f"opt={self.opt_level}")
 
-    def _compile(self, args) -> _Signature:
+    def _compile(self, args, key) -> _Signature:
         from . import fingerprint
 
         threads = _num_threads(self._num_threads)
         options = self._options(threads)
         index_key = None
         if self.use_cache and fingerprint.enabled():
-            index_key = fingerprint.structural_key(self.model, args, options)
+            index_key = fingerprint.structural_key(self.model, key, options)
             entry = artifact.load_index(index_key)
             if entry is not None:
                 t = time.perf_counter()
@@ -207,6 +254,28 @@ class CompiledModule:
                         meta = _Meta.from_json(entry)
                         return self._load(lib_path, meta, weights, {"cache_hit": 1.0}, {}, t)
         return self._compile_from_source(args, threads, options, index_key)
+
+    def _export_inputs(self, args):
+        """Example inputs and torch.export dynamic_shapes. A dynamic dim whose
+        example size is 0 or 1 would be specialised by torch.export, so the
+        export sees size 2 there."""
+        if not self.dynamic_dims:
+            return args, None
+        import torch
+        shapes, examples, symbols = [], [], {}
+        for i, a in enumerate(args):
+            dims = self.dynamic_dims.get(i, {})
+            bad = [d for d in dims if not 0 <= d < a.dim()]
+            if bad:
+                raise ValueError(f"dynamic_dims: input {i} has rank {a.dim()}, no dim {bad[0]}")
+            shapes.append({d: symbols.setdefault(name, torch.export.Dim(name, min=1, max=2 ** 31 - 2))
+                           for d, name in dims.items()} or None)
+            if any(a.shape[d] < 2 for d in dims):
+                size = [2 if d in dims and s < 2 else s for d, s in enumerate(a.shape)]
+                a = torch.zeros(size, dtype=a.dtype) if not a.is_floating_point() \
+                    else torch.randn(size, dtype=a.dtype)
+            examples.append(a)
+        return tuple(examples), tuple(shapes)
 
     def _weights_from_model(self, specs):
         """The model's current weight tensors by export name, or None when one
@@ -231,9 +300,10 @@ class CompiledModule:
         t = time.perf_counter()
         # Asserts (embedding bounds, BatchNorm's empty check) block elementwise
         # fusion; LayerNorm stays in the model's dtype; cumsum avoids tm_tensor.
+        args, dynamic_shapes = self._export_inputs(args)
         try:
             imported = importer.import_model(
-                self.model, args, strip_asserts=True,
+                self.model, args, strip_asserts=True, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.NO_TM_TENSOR_DECOMPS})
         except CuvilError:
@@ -267,7 +337,9 @@ class CompiledModule:
                          prepack_specs=_func_specs(prepack) if prepack is not None else None,
                          # main_prepack takes every weight, in the importer's order.
                          weight_order=[a["name"] for a in weight_args],
-                         out_spec=imported.out_spec)
+                         out_spec=imported.out_spec,
+                         input_dims=imported.manifest.get("input_dims", []),
+                         output_dims=imported.manifest.get("output_dims", []))
 
             lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
@@ -305,10 +377,14 @@ class CompiledModule:
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
         return _Signature(lib, main_fn, meta.main_args, packed, weights, meta.out_spec, stats,
-                          ir_text, meta.weight_order, meta.prepack_specs)
+                          ir_text, meta.weight_order, meta.prepack_specs, meta)
 
 
-def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None):
-    """Compiles `model` (torch.nn.Module) to native code; see CompiledModule."""
+def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
+            dynamic_dims=None):
+    """Compiles `model` (torch.nn.Module) to native code; see CompiledModule.
+
+    dynamic_dims: {input index: dim or [dims]} compiled as symbolic sizes
+    (e.g. {0: 0} for a dynamic batch): one build serves all their sizes."""
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
-                          num_threads=num_threads)
+                          num_threads=num_threads, dynamic_dims=dynamic_dims)

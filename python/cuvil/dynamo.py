@@ -9,6 +9,8 @@ Options: target, opt_level, num_threads, strict, max_recompiles.
 import logging
 import warnings
 
+from .errors import CuvilError
+
 log = logging.getLogger("cuvil")
 
 _KNOWN_OPTIONS = {"target", "opt_level", "num_threads", "strict", "max_recompiles", "schedule"}
@@ -16,7 +18,6 @@ _KNOWN_OPTIONS = {"target", "opt_level", "num_threads", "strict", "max_recompile
 
 def cuvil_backend(gm, example_inputs, options=None, **kwargs):
     from .compiler import CompiledModule
-    from .errors import CuvilError
 
     options = dict(options or {}, **kwargs)
     unknown = set(options) - _KNOWN_OPTIONS
@@ -28,17 +29,21 @@ def cuvil_backend(gm, example_inputs, options=None, **kwargs):
     schedule = options.pop("schedule", None)
     if schedule is not None:
         options["schedule"] = tuple(schedule)
-    compiled = CompiledModule(gm, **options)
+    graph, tensor_positions, dynamic_dims = _tensor_only(gm)
+    compiled = CompiledModule(graph, dynamic_dims=dynamic_dims, **options)
+    if dynamic_dims:
+        log.info("cuvil: graph compiled with dynamic dims %s", dynamic_dims)
     state = {"fallback": False}
 
     def run(*args):
         if state["fallback"]:
             return gm(*args)
+        tensors = [args[i] for i in tensor_positions]
         try:
             if len(compiled._compiled) >= max_recompiles and \
-                    compiled._key_of(args) not in compiled._compiled:
+                    compiled._key_of(tensors) not in compiled._compiled:
                 raise CuvilError(f"more than {max_recompiles} input signatures for one graph")
-            out = compiled(*args)
+            out = compiled(*tensors)
         except CuvilError as err:
             if strict:
                 raise
@@ -51,3 +56,61 @@ def cuvil_backend(gm, example_inputs, options=None, **kwargs):
         return out
 
     return run
+
+
+def _tensor_only(gm):
+    """With dynamic shapes Dynamo passes symbolic sizes as extra int inputs
+    (`s0`, ...). Cuvil compiles a wrapper taking only the tensors, which reads
+    each size from the tensor dim it names, and marks those dims dynamic."""
+    import torch
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    values = [n.meta.get("example_value", n.meta.get("val")) for n in placeholders]
+    tensor_positions = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+    if len(tensor_positions) == len(values):
+        return gm, tensor_positions, None
+    where, dynamic = {}, {}
+    for t_index, pos in enumerate(tensor_positions):
+        for d, size in enumerate(values[pos].shape):
+            # Only sizes that are still a free symbol (Dynamo may have
+            # specialised others to a number).
+            if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_Symbol", False):
+                where.setdefault(str(size), (t_index, d))
+                dynamic.setdefault(t_index, {})[d] = _symbol_name(size)
+    sources = {}
+    for i, v in enumerate(values):
+        if i in tensor_positions:
+            continue
+        if str(v) not in where:
+            raise CuvilError(f"graph input {placeholders[i].name} = {v} is not the size of a tensor dim")
+        sources[i] = where[str(v)]
+    return _sizes_from_tensors(gm, sources, tensor_positions), tensor_positions, dynamic
+
+
+def _symbol_name(size) -> str:
+    """A valid torch.export Dim name for a Dynamo size symbol like s33."""
+    import re
+    return "dyn_" + re.sub(r"\W", "_", str(size))
+
+
+def _sizes_from_tensors(gm, sources, tensor_positions):
+    """A copy of `gm` whose int inputs are replaced by sym_size reads of the
+    tensor dims they stand for."""
+    import copy
+
+    import torch
+
+    graph = copy.deepcopy(gm.graph)
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    with graph.inserting_after(placeholders[-1]):
+        for pos, (t_index, d) in sources.items():
+            tensor = placeholders[tensor_positions[t_index]]
+            size = graph.call_function(torch.ops.aten.sym_size.int, (tensor, d))
+            placeholders[pos].replace_all_uses_with(size)
+    for pos in sources:
+        graph.erase_node(placeholders[pos])
+    graph.lint()
+    return torch.fx.GraphModule(gm, graph)
+
+
+

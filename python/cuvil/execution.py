@@ -95,10 +95,12 @@ class Function:
         fn.restype = None
         fn.argtypes = [ctypes.c_void_p] * (len(self.inputs) + len(self.outputs))
 
-    def __call__(self, *arrays: np.ndarray) -> List[np.ndarray]:
+    def __call__(self, *arrays: np.ndarray, out_shapes=None) -> List[np.ndarray]:
+        """`out_shapes` gives the output sizes when some are dynamic."""
         if len(arrays) != len(self.inputs):
             raise ValueError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
-        outs = [aligned_empty(tuple(s.shape), s.np_dtype) for s in self.outputs]
+        shapes = out_shapes or [tuple(s.shape) for s in self.outputs]
+        outs = [aligned_empty(shape, s.np_dtype) for shape, s in zip(shapes, self.outputs)]
         keep = [as_aligned(a) for a in arrays] + outs
         descs = [descriptor(a) for a in keep]
         self._fn(*[ctypes.addressof(d) for d in descs])

@@ -25,7 +25,8 @@ def enabled() -> bool:
     return os.environ.get("CUVIL_CACHE_STRUCTURAL", "1") != "0"
 
 
-def structural_key(model, args, options) -> str:
+def structural_key(model, signature, options) -> str:
+    """`signature`: ((shape, dtype), ...) of the inputs, None for dynamic dims."""
     import torch
 
     h = hashlib.sha256()
@@ -48,7 +49,7 @@ def structural_key(model, args, options) -> str:
         feed(qualname, _class_source(classes[qualname]))
     for name, tensor in list(model.named_parameters()) + list(model.named_buffers()):
         feed(name, tuple(tensor.shape), tensor.dtype)
-    for a in args:
-        feed(tuple(a.shape), a.dtype)
+    for shape, dtype in signature:
+        feed(shape, dtype)
     feed(*options)
     return h.hexdigest()[:32]

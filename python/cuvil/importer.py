@@ -258,6 +258,35 @@ def _check_upstream_dialects(module, graph, allowed):
                              _with_stack(f"non-upstream ops in linalg output: {others}", stack))
 
 
+def _dim(d) -> Any:
+    """An int, or the sympy expression (as text) of a symbolic size."""
+    return d if isinstance(d, int) else str(d.node.expr)
+
+
+def _output_dims(graph) -> List[List[Any]]:
+    """Sizes of each user output, symbolic ones as expressions of the input
+    size symbols (e.g. 's77'), so callers can size output buffers."""
+    out = next(n for n in graph.nodes if n.op == "output")
+    dims = []
+    for value in out.args[0]:
+        val = value.meta.get("val") if hasattr(value, "meta") else None
+        dims.append([_dim(d) for d in val.shape] if val is not None and hasattr(val, "shape") else [])
+    return dims
+
+
+def input_dims(prog) -> List[List[Any]]:
+    """Sizes of each user input placeholder (ints or symbol names)."""
+    from torch.export.graph_signature import InputKind
+    nodes = {n.name: n for n in prog.graph.nodes if n.op == "placeholder"}
+    dims = []
+    for spec in prog.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT and spec.arg.name in nodes:
+            val = nodes[spec.arg.name].meta.get("val")
+            if val is not None and hasattr(val, "shape"):
+                dims.append([_dim(d) for d in val.shape])
+    return dims
+
+
 def import_program_weights_as_args(
     prog, *, func_name: str = "main", output_type: str = "linalg-on-tensors",
     inline_max_bytes: int = 65536, inline_nonpersistent_buffers: bool = False,
@@ -372,7 +401,8 @@ def import_program_weights_as_args(
     timings["print"] = time.perf_counter() - t1
 
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
-                    out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined)
+                    out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined,
+                    output_dims=_output_dims(g))
     return ImportResult(text=text, manifest=manifest, timings=timings, _arg_tensors=arg_tensors,
                         out_spec=prog.call_spec.out_spec)
 
@@ -384,7 +414,9 @@ def import_model(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] =
     prog = export_program(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict,
                           extra_decompositions=extra_decompositions)
     t_export = time.perf_counter() - t0
+    user_input_dims = input_dims(prog)
     res = import_program_weights_as_args(prog, **kw)
+    res.manifest["input_dims"] = user_input_dims
     res.timings = {"export+decompose": t_export, **res.timings}
     res.timings["total"] = time.perf_counter() - t0
     return res
