@@ -3,8 +3,18 @@ recognised patterns raised to Cuvil ops and lowered back in Cuvil's form,
 then the weight-only subgraph split into a run-once `main_prepack`."""
 from .diagnostics import run_pipeline
 
-RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,cuvil-lower-to-linalg,canonicalize,cse,"
-                  "cuvil-split-prepack,canonicalize,cse)")
+# Elementwise fusion runs while the contractions are still cuvil.matmul ops:
+# linalg-fuse-elementwise-ops also propagates reshapes through linalg ops and
+# fuses elementwise producers into reductions, which would turn a
+# linalg.matmul into a higher-rank generic (or fold the softmax division into
+# attention's p.v) that the matmul schedules no longer match. Unit dimensions
+# are dropped last (1x128x768 -> 128x768), so the schedules see rank <= 4 ops
+# with projected-permutation maps.
+RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,canonicalize,cse,"
+                  "linalg-fuse-elementwise-ops,canonicalize,cse,"
+                  "cuvil-lower-to-linalg,canonicalize,cse,"
+                  "cuvil-split-prepack,canonicalize,cse,"
+                  "linalg-fold-unit-extent-dims,canonicalize,cse)")
 
 
 def parse(text: str, context):
