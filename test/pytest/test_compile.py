@@ -135,3 +135,13 @@ def test_cli_rejects_a_bad_input_spec():
     proc = subprocess.run(["cuvil", "compile", "x.py:f", "--input", "2xbanana", "-o", "/tmp/x"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "expected DIMSxDTYPE like 1x128xi64" in proc.stderr
+
+
+def test_bert_base_seq128():
+    """The size the benchmarks use: 12 layers, hidden 768 (about 20 s here)."""
+    model = bert(hidden=768, layers=12, heads=12, intermediate=3072)
+    ids = torch.randint(0, model.config.vocab_size, (1, 128))
+    fast, _, _ = assert_matches_eager(model, ids, atol=2e-4)
+    # A second CompiledModule finds the library through the structural index.
+    again = cuvil.compile(model, example_inputs=(ids,))
+    assert again.stats["cache_hit"] == 1.0 and "import" not in again.stats
