@@ -1,0 +1,94 @@
+// RUN: cuvil-opt %s --transform-preload-library=transform-library-paths=%transform_scripts/elementwise_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s
+
+// Elementwise with a broadcast operand, odd sizes: forall over 8-row blocks,
+// one row at a time in 64-wide vectors, the partial last chunk peeled (masked).
+// CHECK-LABEL: func.func @add_bias
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall ({{.*}}) in (3)
+// CHECK:           scf.for
+// CHECK:             scf.for {{.*}} to %c128 step %c64
+// CHECK:               vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x64xf32>, vector<64xf32>
+// CHECK:               arith.addf {{.*}} : vector<64xf32>
+// CHECK:               vector.transfer_write {{.*}} : vector<64xf32>, tensor<1x64xf32>
+// CHECK:             vector.{{create|constant}}_mask
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x1xf32>, vector<64xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @add_bias(%x: tensor<20x129xf32>, %b: tensor<129xf32>) -> tensor<20x129xf32> {
+  %e = tensor.empty() : tensor<20x129xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<20x129xf32>, tensor<129xf32>) outs(%e : tensor<20x129xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<20x129xf32>
+  return %r : tensor<20x129xf32>
+}
+
+// Row reduction (softmax's max) over 100: forall over 8-row blocks with the
+// -inf fill fused, an 8x16 partial accumulator carried by the reduction loop
+// (hoisted out of memory), the 4-wide remainder peeled, then horizontal
+// reductions.
+// CHECK-LABEL: func.func @row_max
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall ({{.*}}) in (2)
+// CHECK:           scf.for {{.*}} to %c96 step %c16 iter_args({{.*}}) -> ({{.*}}vector<8x16xf32>)
+// CHECK-NOT:         vector.transfer_write
+// CHECK:             arith.maximumf {{.*}} : vector<8x16xf32>
+// CHECK:             scf.yield
+// CHECK:           arith.maximumf {{.*}} : vector<8x16xf32>
+// CHECK:           vector.reduction <maximumf>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @row_max(%x: tensor<13x100xf32>) -> tensor<13xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<13xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e : tensor<13xf32>) -> tensor<13xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<13x100xf32>) outs(%f : tensor<13xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<13xf32>
+  return %r : tensor<13xf32>
+}
+
+// Attention's k^T: a rank-4 transpose of the two innermost dims becomes 16x16
+// shuffle transposes.
+// CHECK-LABEL: func.func @transpose_heads
+// CHECK:         scf.forall ({{.*}}) in (2)
+// CHECK:           scf.for
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x16x1x16xf32>, vector<16x1x16xf32>
+// CHECK-COUNT-64:    vector.shuffle
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+func.func @transpose_heads(%x: tensor<1x32x2x16xf32>) -> tensor<1x2x16x32xf32> {
+  %e = tensor.empty() : tensor<1x2x16x32xf32>
+  %t = linalg.transpose ins(%x : tensor<1x32x2x16xf32>) outs(%e : tensor<1x2x16x32xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x2x16x32xf32>
+}
+
+// Ops on i1 tensors are left alone (cuvil-widen-bool-memrefs rewrites scalar
+// loads and stores only); so are contractions (other scripts' job).
+// CHECK-LABEL: func.func @skipped
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic
+// CHECK:         linalg.matmul
+// CHECK:         return
+func.func @skipped(%x: tensor<8x64xf32>, %y: tensor<64x64xf32>) -> (tensor<8x64xi1>, tensor<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x64xi1>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xi1>) {
+  ^bb0(%a: f32, %o: i1):
+    %c = arith.cmpf ogt, %a, %zero : f32
+    linalg.yield %c : i1
+  } -> tensor<8x64xi1>
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %mm = linalg.matmul ins(%x, %y : tensor<8x64xf32>, tensor<64x64xf32>) outs(%e2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  return %r, %mm : tensor<8x64xi1>, tensor<8x64xf32>
+}
