@@ -123,12 +123,81 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The B-packed matmul that pack_cpu.mlir (run in RAISE_PIPELINE) makes of a
+  // linalg.matmul: C[m][n/64][64] += A[m][k] * Bp[n/64][k][64], loops
+  // [m, n/64, k, 64] (rank 4, contraction body, k = loop 2).
+  transform.named_sequence @cuvil_match_packed_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %four : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      transform.match.structured.dim %s[2] {reduction} : !transform.any_op
+      transform.match.structured.dim %s[0, 1, 3] {parallel} : !transform.any_op
+      %b, %m, %n, %k = transform.match.structured.classify_contraction_dims %s
+        : (!transform.any_op) -> (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %m, %zero : !transform.param<i64>
+      transform.match.param.cmpi eq %k, %two : !transform.param<i64>
+      %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // Schedules one packed matmul: loops interchanged to [n/64, m, 64, k];
+  // scf.forall over TN/64 panels x TM rows (fill fused); K blocks of TK; register
+  // tile RM x 64 with k innermost (m peeled), vectorized [1, RM, 64, 1].
+  transform.named_sequence @cuvil_packed_matmul_cpu(
+      %op: !transform.any_op {transform.consumed},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
+      %tk: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
+    %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2]
+      : (!transform.any_op) -> !transform.any_op
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%f: !transform.any_op):
+        transform.match.operation_name %f ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %f into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        %ffr, %fl0, %fl1 = transform.structured.tile_using_for %ff tile_sizes [1, 1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ffr vector_sizes [1, 1, 64] : !transform.any_op
+      }
+    }
+    %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, %tk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t2, %l0, %l1, %l2 = transform.structured.tile_using_for %t1 tile_sizes [1, %rm, 0, 1]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %kernels vector_sizes [1, %rm, 64, 1] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
   // Function-level vector cleanup, accumulator hoisting and lowering to FMAs.
   transform.named_sequence @cuvil_vector_lowering(%f: !transform.any_op {transform.consumed}) {
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_masked_transfers
+    } : !transform.any_op
+    // The packed kernel's vector.contract has a leading unit (panel) dim.
+    transform.apply_patterns to %f {
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
     } : !transform.any_op
     transform.apply_patterns to %f {
       transform.apply_patterns.canonicalization
@@ -172,6 +241,8 @@ module attributes {transform.with_named_sequence} {
     %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TK
     %rm = transform.param.constant 4 : i64 -> !transform.param<i64>    // param: RM
     %rn = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: RN
+    // Packed matmuls (pack_cpu.mlir): TNP panels of 64 columns per forall tile.
+    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>   // param: TNP
     // ==============================================================
     %mms = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
@@ -179,6 +250,13 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_matmul_cpu failures(propagate) (%m, %tm, %tn, %tk, %rm, %rn)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    %pmms = transform.collect_matching @cuvil_match_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %pmms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%m, %tnp, %tm, %tk, %rm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
     }
     %trs = transform.collect_matching @cuvil_match_2d_transpose in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %trs : !transform.any_op {

@@ -10,9 +10,16 @@ from .diagnostics import run_pipeline
 # attention's p.v) that the matmul schedules no longer match. Unit dimensions
 # are dropped last (1x128x768 -> 128x768), so the schedules see rank <= 4 ops
 # with projected-permutation maps.
+# transform_scripts/pack_cpu.mlir then packs the rhs of each large matmul into
+# 64-column panels before cuvil-split-prepack, so that packing a weight runs
+# once, in main_prepack (see that script; matmul_cpu.mlir schedules the result).
+from .transform import script_path as _script_path
+
 RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,canonicalize,cse,"
                   "linalg-fuse-elementwise-ops,canonicalize,cse,"
                   "cuvil-lower-to-linalg,canonicalize,cse,"
+                  "transform-preload-library{transform-library-paths=" + str(_script_path("pack_cpu")) + "},"
+                  "transform-interpreter{entry-point=cuvil_pack_matmul_rhs},canonicalize,cse,"
                   "cuvil-split-prepack,canonicalize,cse,"
                   "linalg-fold-unit-extent-dims,canonicalize,cse)")
 

@@ -335,3 +335,29 @@ def test_batched_matmul(template, B, M, K, N):
     assert "vector.fma" in ir
     a, b = randn(B, M, K), randn(B, K, N)
     np.testing.assert_allclose(f(a, b)[0], a @ b, **RED)
+
+
+# -- B-packed matmuls (pack_cpu.mlir in RAISE_PIPELINE + matmul_cpu) ------------------
+@pytest.mark.parametrize("batch,sizes", [(37, (33, 200, 130)),       # odd M, K; N padded to 256 / 192
+                                         (64, (96, 128, 64)),        # N = 128 packed, then N = 64 plain
+                                         (16, (300, 1000))])          # N = 1000 -> 1024 (16 panels)
+def test_packed_linear_layers(tmp_path, batch, sizes):
+    """nn.Linear layers through cuvil.compile: W^T packed into 64-column
+    panels in main_prepack, the packed kernel in main, numerics vs torch."""
+    import torch
+    import cuvil
+
+    torch.manual_seed(0)
+    dims = (sizes[0],) + sizes
+    layers = [torch.nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:])][1:]
+    model = torch.nn.Sequential(*[m for l in layers for m in (l, torch.nn.GELU())]).eval()
+    x = torch.randn(batch, sizes[0])
+    fast = cuvil.compile(model, example_inputs=(x,))
+    fast.export_ir(str(tmp_path / "cuvil.mlir"), stage="cuvil")
+    text = (tmp_path / "cuvil.mlir").read_text()
+    main = text[text.index("func.func @main("):text.index("func.func @main_prepack")]
+    assert "linalg.transpose" not in main                       # W^T and the panels: prepack
+    assert "x64xf32> {cuvil.packed" in main                     # a [N/64][K][64] weight
+    with torch.no_grad():
+        want = model(x)
+    torch.testing.assert_close(fast(x), want, rtol=1e-4, atol=1e-5)
