@@ -10,9 +10,11 @@
 // It looks at every linalg op directly in a func.func (ops already tiled by an
 // earlier script are inside loops and are left alone) and dispatches with
 // transform.foreach_match, first match wins:
-//   * ops reading or writing i1 tensors: skipped (i1 buffers become bytes after
-//     bufferization, see cuvil-widen-bool-memrefs, which handles scalar
-//     loads/stores only); they stay scalar loops.
+//   * ops reading or writing i1 tensors: not vectorized (i1 buffers become
+//     bytes after bufferization, see cuvil-widen-bool-memrefs, which handles
+//     scalar loads/stores only); their rows (all loops but the last, if
+//     parallel) are still tiled into an scf.forall of EW_ROWS-row blocks so
+//     that they run on all threads; the tiles stay scalar loops.
 //   * contractions (mulf + addf body): skipped.
 //   * reductions along the last loop (rank 2-4, all other loops parallel, one
 //     result; e.g. softmax's max and sum, layer norm's mean and variance):
@@ -378,6 +380,99 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // Rank 1, all loops but the last parallel (for the scalar row-parallel schedule).
+  transform.named_sequence @cuvil_ew_match_rows_r1(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      transform.match.structured.dim %s[0] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r1(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [4096]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // Rank 2, all loops but the last parallel (for the scalar row-parallel schedule).
+  transform.named_sequence @cuvil_ew_match_rows_r2(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      transform.match.structured.dim %s[except(-1)] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r2(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // Rank 3, all loops but the last parallel (for the scalar row-parallel schedule).
+  transform.named_sequence @cuvil_ew_match_rows_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      transform.match.structured.dim %s[except(-1)] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r3(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // Rank 4, all loops but the last parallel (for the scalar row-parallel schedule).
+  transform.named_sequence @cuvil_ew_match_rows_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      transform.match.structured.dim %s[except(-1)] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r4(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // An op reading or writing i1: scf.forall over its rows, no vectorization.
+  transform.named_sequence @cuvil_ew_scalar_rows(%op: !transform.any_op {transform.consumed}) {
+    %r = transform.foreach_match restrict_root in %op
+        @cuvil_ew_match_rows_r1 -> @cuvil_ew_rows_r1, @cuvil_ew_match_rows_r2 -> @cuvil_ew_rows_r2,
+        @cuvil_ew_match_rows_r3 -> @cuvil_ew_rows_r3, @cuvil_ew_match_rows_r4 -> @cuvil_ew_rows_r4
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+
   // Elementwise, rank 1: scf.forall over row blocks, loops over single rows and
   // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
   transform.named_sequence @cuvil_ew_parallel_r1(%op: !transform.any_op {transform.consumed}) {
@@ -738,11 +833,11 @@ module attributes {transform.with_named_sequence} {
     %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     // Phase 1: reductions first, so that their init fills are still there to fuse.
     %funcs1 = transform.foreach_match in %funcs
-        @cuvil_ew_has_i1_input0 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input1 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_input2 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input3 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_input4 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input5 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_init0 -> @cuvil_ew_skip, @cuvil_ew_has_i1_init1 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_init2 -> @cuvil_ew_skip,
+        @cuvil_ew_has_i1_input0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input1 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_input2 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input3 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_input4 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input5 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
         @cuvil_ew_match_rowred_r2 -> @cuvil_ew_rowred_r2,
         @cuvil_ew_match_rowred_r3 -> @cuvil_ew_rowred_r3,
@@ -750,11 +845,11 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     // Phase 2: transposes and all-parallel ops.
     %funcs2 = transform.foreach_match in %funcs1
-        @cuvil_ew_has_i1_input0 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input1 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_input2 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input3 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_input4 -> @cuvil_ew_skip, @cuvil_ew_has_i1_input5 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_init0 -> @cuvil_ew_skip, @cuvil_ew_has_i1_init1 -> @cuvil_ew_skip,
-        @cuvil_ew_has_i1_init2 -> @cuvil_ew_skip,
+        @cuvil_ew_has_i1_input0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input1 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_input2 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input3 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_input4 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_input5 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
+        @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
         @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_r2,
         @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_r3,

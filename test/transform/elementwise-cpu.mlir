@@ -71,24 +71,26 @@ func.func @transpose_heads(%x: tensor<1x32x2x16xf32>) -> tensor<1x2x16x32xf32> {
   return %t : tensor<1x2x16x32xf32>
 }
 
-// Ops on i1 tensors are left alone (cuvil-widen-bool-memrefs rewrites scalar
-// loads and stores only); so are contractions (other scripts' job).
+// Ops on i1 tensors are not vectorized (cuvil-widen-bool-memrefs rewrites
+// scalar loads and stores only) but their rows still become an scf.forall;
+// contractions are left to the other scripts.
 // CHECK-LABEL: func.func @skipped
-// CHECK-NOT:     scf.forall
-// CHECK:         linalg.generic
+// CHECK:         scf.forall ({{.*}}) in (3)
+// CHECK:           linalg.generic {{.*}} outs({{.*}} : tensor<8x64xi1>)
+// CHECK-NOT:       vector.
 // CHECK:         linalg.matmul
 // CHECK:         return
-func.func @skipped(%x: tensor<8x64xf32>, %y: tensor<64x64xf32>) -> (tensor<8x64xi1>, tensor<8x64xf32>) {
+func.func @skipped(%x: tensor<24x64xf32>, %y: tensor<64x64xf32>) -> (tensor<24x64xi1>, tensor<24x64xf32>) {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x64xi1>
+  %e = tensor.empty() : tensor<24x64xi1>
   %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                        iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<8x64xf32>) outs(%e : tensor<8x64xi1>) {
+      ins(%x : tensor<24x64xf32>) outs(%e : tensor<24x64xi1>) {
   ^bb0(%a: f32, %o: i1):
     %c = arith.cmpf ogt, %a, %zero : f32
     linalg.yield %c : i1
-  } -> tensor<8x64xi1>
-  %e2 = tensor.empty() : tensor<8x64xf32>
-  %mm = linalg.matmul ins(%x, %y : tensor<8x64xf32>, tensor<64x64xf32>) outs(%e2 : tensor<8x64xf32>) -> tensor<8x64xf32>
-  return %r, %mm : tensor<8x64xi1>, tensor<8x64xf32>
+  } -> tensor<24x64xi1>
+  %e2 = tensor.empty() : tensor<24x64xf32>
+  %mm = linalg.matmul ins(%x, %y : tensor<24x64xf32>, tensor<64x64xf32>) outs(%e2 : tensor<24x64xf32>) -> tensor<24x64xf32>
+  return %r, %mm : tensor<24x64xi1>, tensor<24x64xf32>
 }
