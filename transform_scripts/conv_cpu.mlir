@@ -40,7 +40,7 @@
 //     with torch eager / oneDNN): 3x3 s1 64..512 ch: 90-101 GFLOP/s (eager 90-110,
 //     7x7 spatial: 82 vs 60); 3x3 s2: 68-92; stem 7x7 s2 C=3: ~80; 1x1 s2: ~35.
 //
-// Pooling: tile [16 c, 1 oh, 8 ow, 1 kh] (forall over channel blocks), decompose
+// Pooling: tile [16 c, 1 oh, 8 ow, 1 kh] (forall over 8-row blocks), decompose
 //   to linalg.pooling_ncw_* and vectorize (lanes along c, in-register transposes).
 //   ResNet's 3x3/2 max pool: ~2.2 ms -> vs 6.2 ms in eager.
 // Pads: bufferized to their own allocation (transform.structured.
@@ -79,10 +79,9 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  // linalg.fill / linalg.copy of the given rank.
-  transform.named_sequence @cuvil_conv_match_fill_copy(%op: !transform.any_op {transform.readonly},
+  // Structured ops of rank 2 / 3 / 4 (used on single fills and copies).
+  transform.named_sequence @cuvil_conv_match_rank(%op: !transform.any_op {transform.readonly},
       %rank: !transform.param<i64> {transform.readonly}) -> !transform.any_op {
-    transform.match.operation_name %op ["linalg.copy", "linalg.fill"] : !transform.any_op
     %r = transform.match.structured %op : (!transform.any_op) -> !transform.param<i64> {
     ^bb0(%s: !transform.any_op):
       %d = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
@@ -91,21 +90,21 @@ module attributes {transform.with_named_sequence} {
     transform.match.param.cmpi eq %r, %rank : !transform.param<i64>
     transform.yield %op : !transform.any_op
   }
-  transform.named_sequence @cuvil_conv_match_rows2(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+  transform.named_sequence @cuvil_conv_match_rank2(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %c = transform.param.constant 2 : i64 -> !transform.param<i64>
-    %x = transform.include @cuvil_conv_match_fill_copy failures(propagate) (%op, %c)
+    %x = transform.include @cuvil_conv_match_rank failures(propagate) (%op, %c)
       : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
     transform.yield %x : !transform.any_op
   }
-  transform.named_sequence @cuvil_conv_match_rows3(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+  transform.named_sequence @cuvil_conv_match_rank3(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %c = transform.param.constant 3 : i64 -> !transform.param<i64>
-    %x = transform.include @cuvil_conv_match_fill_copy failures(propagate) (%op, %c)
+    %x = transform.include @cuvil_conv_match_rank failures(propagate) (%op, %c)
       : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
     transform.yield %x : !transform.any_op
   }
-  transform.named_sequence @cuvil_conv_match_rows4(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+  transform.named_sequence @cuvil_conv_match_rank4(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %c = transform.param.constant 4 : i64 -> !transform.param<i64>
-    %x = transform.include @cuvil_conv_match_fill_copy failures(propagate) (%op, %c)
+    %x = transform.include @cuvil_conv_match_rank failures(propagate) (%op, %c)
       : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
     transform.yield %x : !transform.any_op
   }
@@ -267,15 +266,143 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // ------------------------------------------------------ pads, fills, copies
+
+  // One linalg.fill / linalg.copy (tensor or memref) of rank 2-4, one row per
+  // (masked) vector transfer: rows distributed with scf.forall (top level) or
+  // scf.for (inside another parallel loop: nested async tasks would block the
+  // runtime's thread pool).
+  transform.named_sequence @cuvil_conv_rows_par(%op: !transform.any_op {transform.readonly}) {
+    %x2 = transform.collect_matching @cuvil_conv_match_rank2 in %op : (!transform.any_op) -> !transform.any_op
+    %x3 = transform.collect_matching @cuvil_conv_match_rank3 in %op : (!transform.any_op) -> !transform.any_op
+    %x4 = transform.collect_matching @cuvil_conv_match_rank4 in %op : (!transform.any_op) -> !transform.any_op
+    transform.foreach %x2 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %fa = transform.structured.tile_using_forall %x tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.foreach %x3 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %fa = transform.structured.tile_using_forall %x tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.foreach %x4 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %fa = transform.structured.tile_using_forall %x tile_sizes [1, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.yield
+  }
+  transform.named_sequence @cuvil_conv_rows_seq(%op: !transform.any_op {transform.readonly}) {
+    %x2 = transform.collect_matching @cuvil_conv_match_rank2 in %op : (!transform.any_op) -> !transform.any_op
+    %x3 = transform.collect_matching @cuvil_conv_match_rank3 in %op : (!transform.any_op) -> !transform.any_op
+    %x4 = transform.collect_matching @cuvil_conv_match_rank4 in %op : (!transform.any_op) -> !transform.any_op
+    transform.foreach %x2 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %l = transform.structured.tile_using_for %x tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.foreach %x3 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %l:2 = transform.structured.tile_using_for %x tile_sizes [1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.foreach %x4 : !transform.any_op {
+    ^bb0(%x: !transform.any_op):
+      %t, %l:3 = transform.structured.tile_using_for %x tile_sizes [1, 1, 1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %t : !transform.any_op
+    }
+    transform.yield
+  }
+
+  // A tensor.pad directly in a func.func (not inside a loop).
+  transform.named_sequence @cuvil_conv_match_top_pad(%op: !transform.any_op {transform.readonly}) -> !transform.any_op {
+    transform.match.operation_name %op ["tensor.pad"] : !transform.any_op
+    %parent = transform.get_parent_op %op {nth_parent = 1} : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %parent ["func.func"] : !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // tensor.pad -> its own buffer (memref.alloc + linalg.fill + linalg.copy of the
+  // interior into a subview, bufferization.to_tensor for the users); the fill
+  // and the copy are vectorized row by row.
+  transform.named_sequence @cuvil_conv_pad_par(%pad: !transform.any_op {transform.consumed}) {
+    %buf, %new = transform.structured.bufferize_to_allocation %pad {memcpy_op = "linalg.copy"} : !transform.any_op
+    %alloc = transform.get_defining_op %buf : (!transform.any_value) -> !transform.any_op
+    %users = transform.get_consumers_of_result %alloc[0] : (!transform.any_op) -> !transform.any_op
+    transform.foreach %users : !transform.any_op {
+    ^bb0(%u: !transform.any_op):
+      %fill = transform.structured.match ops{["linalg.fill"]} in %u : (!transform.any_op) -> !transform.any_op
+      %view = transform.structured.match ops{["memref.subview"]} in %u : (!transform.any_op) -> !transform.any_op
+      transform.foreach %fill : !transform.any_op {
+      ^bb1(%x: !transform.any_op):
+        transform.include @cuvil_conv_rows_par failures(propagate) (%x) : (!transform.any_op) -> ()
+      }
+      transform.foreach %view : !transform.any_op {
+      ^bb1(%v: !transform.any_op):
+        %copy = transform.get_consumers_of_result %v[0] : (!transform.any_op) -> !transform.any_op
+        %c = transform.structured.match ops{["linalg.copy"]} in %copy : (!transform.any_op) -> !transform.any_op
+        transform.foreach %c : !transform.any_op {
+        ^bb2(%x: !transform.any_op):
+          transform.include @cuvil_conv_rows_par failures(propagate) (%x) : (!transform.any_op) -> ()
+        }
+      }
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_conv_pad_seq(%pad: !transform.any_op {transform.consumed}) {
+    %buf, %new = transform.structured.bufferize_to_allocation %pad {memcpy_op = "linalg.copy"} : !transform.any_op
+    %alloc = transform.get_defining_op %buf : (!transform.any_value) -> !transform.any_op
+    %users = transform.get_consumers_of_result %alloc[0] : (!transform.any_op) -> !transform.any_op
+    transform.foreach %users : !transform.any_op {
+    ^bb0(%u: !transform.any_op):
+      %fill = transform.structured.match ops{["linalg.fill"]} in %u : (!transform.any_op) -> !transform.any_op
+      %view = transform.structured.match ops{["memref.subview"]} in %u : (!transform.any_op) -> !transform.any_op
+      transform.foreach %fill : !transform.any_op {
+      ^bb1(%x: !transform.any_op):
+        transform.include @cuvil_conv_rows_seq failures(propagate) (%x) : (!transform.any_op) -> ()
+      }
+      transform.foreach %view : !transform.any_op {
+      ^bb1(%v: !transform.any_op):
+        %copy = transform.get_consumers_of_result %v[0] : (!transform.any_op) -> !transform.any_op
+        %c = transform.structured.match ops{["linalg.copy"]} in %copy : (!transform.any_op) -> !transform.any_op
+        transform.foreach %c : !transform.any_op {
+        ^bb2(%x: !transform.any_op):
+          transform.include @cuvil_conv_rows_seq failures(propagate) (%x) : (!transform.any_op) -> ()
+        }
+      }
+    }
+    transform.yield
+  }
+
   // ------------------------------------------------------------------ pooling
 
-  // forall over 16-channel blocks; [1 oh, 8 ow, 1 kh] tiles; ow and c peeled.
+  // forall over blocks of 8 output rows; [16 c, 1 oh, 8 ow, 1 kh] tiles, c and ow
+  // peeled (static remainders after canonicalization).
   transform.named_sequence @cuvil_conv_pool_tile(%p: !transform.any_op {transform.consumed}) {
-    %t0, %fa = transform.structured.tile_using_forall %p tile_sizes [0, 16]
+    %init = transform.get_producer_of_operand %p[2] : (!transform.any_op) -> !transform.any_op
+    %t0, %fa = transform.structured.tile_using_forall %p tile_sizes [0, 0, 8]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t, %l:3 = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 1, 8, 1, 0]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.sequence %l#1 : !transform.any_op failures(suppress) {
+    // the -inf / 0 init: fused into the forall and vectorized there
+    %is_fill = transform.structured.match ops{["linalg.fill"]} in %init : (!transform.any_op) -> !transform.any_op
+    transform.foreach %is_fill : !transform.any_op {
+    ^bb0(%fl: !transform.any_op):
+      %fl2, %fa2 = transform.structured.fuse_into_containing_op %fl into %fa
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %flt, %fll:2 = transform.structured.tile_using_for %fl2 tile_sizes [0, 1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %flt : !transform.any_op
+    }
+    %t, %l:4 = transform.structured.tile_using_for %t0 tile_sizes [0, 16, 1, 8, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op,
+                                !transform.any_op, !transform.any_op)
+    transform.sequence %l#2 : !transform.any_op failures(suppress) {
+    ^bb0(%x: !transform.any_op):
+      %lc = transform.cast %x : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.sequence %l#0 : !transform.any_op failures(suppress) {
     ^bb0(%x: !transform.any_op):
       %lc = transform.cast %x : !transform.any_op to !transform.op<"scf.for">
       %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
@@ -376,11 +503,17 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_conv_regtile_c failures(propagate) (%t) : (!transform.any_op) -> ()
       transform.include @cuvil_conv_finish_c failures(propagate) (%fa) : (!transform.any_op) -> ()
     }
-    // 4. pads: own allocation + fill + linalg.copy of the interior (vectorized in 6.)
+    // 4. pads (in front of convs and pools): own buffer, vectorized fill + copy;
+    //    pads inside loops (the filter pack of odd channel counts) with scf.for.
+    %top_pads = transform.collect_matching @cuvil_conv_match_top_pad in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %top_pads : !transform.any_op {
+    ^bb0(%pd: !transform.any_op):
+      transform.include @cuvil_conv_pad_par failures(propagate) (%pd) : (!transform.any_op) -> ()
+    }
     %pads = transform.structured.match ops{["tensor.pad"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %pads : !transform.any_op {
     ^bb0(%pd: !transform.any_op):
-      %buf, %new = transform.structured.bufferize_to_allocation %pd {memcpy_op = "linalg.copy"} : !transform.any_op
+      transform.include @cuvil_conv_pad_seq failures(propagate) (%pd) : (!transform.any_op) -> ()
     }
     // 5. pooling
     %pools = transform.collect_matching @cuvil_conv_match_pool in %root : (!transform.any_op) -> !transform.any_op
@@ -389,28 +522,7 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_conv_pool_tile failures(propagate) (%pl) : (!transform.any_op) -> ()
     }
     transform.include @cuvil_conv_pool_vectorize failures(propagate) (%root) : (!transform.any_op) -> ()
-    // 6. fills and copies (pads, pooling inits, ...): vectorized row by row
-    %r2 = transform.collect_matching @cuvil_conv_match_rows2 in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %r2 : !transform.any_op {
-    ^bb0(%x: !transform.any_op):
-      %t, %l = transform.structured.tile_using_for %x tile_sizes [1, 0] : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t : !transform.any_op
-    }
-    %r3 = transform.collect_matching @cuvil_conv_match_rows3 in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %r3 : !transform.any_op {
-    ^bb0(%x: !transform.any_op):
-      %t, %l:2 = transform.structured.tile_using_for %x tile_sizes [1, 1, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t : !transform.any_op
-    }
-    %r4 = transform.collect_matching @cuvil_conv_match_rows4 in %root : (!transform.any_op) -> !transform.any_op
-    transform.foreach %r4 : !transform.any_op {
-    ^bb0(%x: !transform.any_op):
-      %t, %l:3 = transform.structured.tile_using_for %x tile_sizes [1, 1, 1, 0]
-        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.structured.vectorize %t : !transform.any_op
-    }
-    // 7. safety net: linalg.pack/unpack do not bufferize; lower any left over.
+    // 6. safety net: linalg.pack/unpack do not bufferize; lower any left over.
     %lp = transform.structured.match ops{["linalg.pack"]} in %root : (!transform.any_op) -> !transform.op<"linalg.pack">
     transform.foreach %lp : !transform.op<"linalg.pack"> {
     ^bb0(%x: !transform.op<"linalg.pack">):
@@ -424,7 +536,7 @@ module attributes {transform.with_named_sequence} {
         -> (!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">,
             !transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">)
     }
-    // 8. vector lowering
+    // 7. vector lowering
     %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs : !transform.any_op {
     ^bb0(%fn: !transform.any_op):

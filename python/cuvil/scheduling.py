@@ -7,14 +7,17 @@ default CPU schedule:
   * batch_matmul_cpu: batched contractions (attention's q.k^T and p.v) ->
     one head per scf.forall iteration, the same FMA register kernel;
   * elementwise_cpu: everything else that is not i1 -> row reductions with
-    vector accumulators, N-D transposes, vectorized elementwise ops.
+    vector accumulators, N-D transposes, vectorized elementwise ops;
+  * conv_cpu: NCHW convolutions (output channels packed, register-tiled FMA
+    kernels), pooling and the pads in front of them.
 Whatever a script does not match stays scalar loops (convert-linalg-to-loops).
 """
 from . import transform
 
 DEFAULT_SCHEDULE = (("matmul_cpu", "__transform_main"),
                     ("batch_matmul_cpu", "__transform_main"),
-                    ("elementwise_cpu", "cuvil_elementwise"))
+                    ("elementwise_cpu", "cuvil_elementwise"),
+                    ("conv_cpu", "cuvil_conv_cpu"))
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):
