@@ -2,58 +2,62 @@
 // Cuvil: Transform-dialect schedule for NCHW convolutions and pooling (fp32,
 // static shapes) on x86-64 CPUs with AVX-512 (tuned on a 2-core Zen 4 VM).
 //
-// Entry point: @cuvil_conv_cpu(%root). Apply it after matmul_cpu.mlir:
-//   schedule = (("matmul_cpu", "__transform_main"), ("conv_cpu", "cuvil_conv_cpu"))
+// Entry point: @cuvil_conv_cpu(%root), in scheduling.DEFAULT_SCHEDULE as
+// ("conv_cpu", "cuvil_conv_cpu"). It works before or after elementwise_cpu
+// (measured the same on ResNet-18): run first, it folds the convs' zero fills
+// into the packed layout; run after, it packs the already-vectorized init.
 //   cuvil-opt in.mlir --transform-preload-library=transform-library-paths=conv_cpu.mlir \
 //     --transform-interpreter=entry-point=cuvil_conv_cpu
 //
 // What it handles (everything else is left untouched):
-//   linalg.conv_2d_nchw_fchw   any stride / kernel / padding / channel count
+//   linalg.conv_2d_nchw_fchw   any stride / kernel / padding / dilation / channels
 //   linalg.pooling_nchw_max/sum
 //   tensor.pad                 (the padding torch-mlir puts in front of convs/pools)
-//   linalg.fill / linalg.copy of rank 2-4 that are still scalar at that point
 //
 // Convolution (direct, no im2col): O[f,oh,ow] += I[c,oh*s+kh,ow*s+kw] * W[f,c,kh,kw]
 //  1. transform.structured.pack on the output-channel dim by P (16 for stride 1,
 //     32 otherwise): the filter becomes W'[F/P][C][KH][KW][P] (a linalg.pack,
 //     lowered to a transpose) and the result O'[N][F/P][OH][OW][P] (unpack at the
 //     end). The input stays NCHW. Channel counts that P does not divide are
-//     padded by the pack (zero filters), so odd F is handled.
+//     padded by the pack (zero filters).
 //  2. One scf.forall over blocks of P output channels (tile the unpack, fuse the
-//     packed conv, its zero fill and the filter pack into it). Per iteration:
-//     pack that filter block (vectorized [P x KH*KW] transposes, stays in L2),
-//     compute, unpack to NCHW with 16x16 vector transposes. The forall is what
-//     the 2-thread build splits.
-//  3. Register tile, then unit dims are folded so that the tile is a plain
-//     contraction that the generic vectorizer turns into vector.contract, which
-//     @cuvil_conv_vector_lowering lowers to AVX-512 FMAs; accumulators are
-//     hoisted out of the reduction loops (loop-invariant-subset-hoisting):
-//       stride 1 (mode A): tile [oh 1, ow 24, c 4, kh 1, kw 1, f 16]:
+//     packed conv, its init and the filter pack into it). Per iteration: pack
+//     that filter block ([16 x KH x KW] vector transposes; it stays in L2),
+//     compute, unpack to NCHW (16x16 vector transposes). The forall is what the
+//     2-thread build splits.
+//  3. Register tile; unit dims are then folded so that each tile is a plain
+//     contraction the generic vectorizer turns into vector.contract, lowered to
+//     AVX-512 FMAs by @cuvil_conv_vector_lowering; the accumulators are hoisted
+//     out of the reduction loops (loop-invariant-subset-hoisting):
+//       stride 1 (mode A): tile [oh 1, ow 24, c 4, kh 1, kw 1] x 16 channels:
 //            acc[ow][16] += I[c][ow] (broadcast from memory) * W'[c][16];
-//            24 zmm accumulators, ow peeled (remainders vectorized masked).
-//       stride > 1, KW > 1 (mode B): tile [oh 1, ow 7, kh 1, kw KW, f 32], the
-//            ow loop unrolled by 7 (strided ow cannot be a vector dim), the
-//            contraction runs over kw: acc[ow_i][32] += I[2*ow_i+kw] * W'[kw][32].
-//       anything else (1x1 stride 2 downsample...) (mode C): like B with the
-//            contraction over 8 input channels.
-//     Measured (1 thread, min of 30, packing + unpacking included, side by side
-//     with torch eager / oneDNN): 3x3 s1 64..512 ch: 90-101 GFLOP/s (eager 90-110,
-//     7x7 spatial: 82 vs 60); 3x3 s2: 68-92; stem 7x7 s2 C=3: ~80; 1x1 s2: ~35.
+//            24 zmm accumulators; ow peeled (static or masked remainder).
+//       stride > 1, KW > 1 (mode B): tile [oh 1, ow 7, kh 1, all kw] x 32
+//            channels, the ow loop unrolled by 7 (a strided ow cannot be a vector
+//            dim): acc[ow_i][32] += I[s*ow_i + kw] * W'[kw][32], over kw.
+//       anything else, e.g. 1x1 stride 2 or dilation (mode C): like B with the
+//            contraction over 8 input channels (strided input reads).
+//     Measured, 1 thread, min of 20-30 runs, filter packing and unpacking
+//     included, side by side with torch eager (oneDNN), GFLOP/s:
+//       3x3 s1, ResNet-18 layers 1-3 (64..256 ch, 56..14 px): 90-105 (eager 90-110)
+//       3x3 s1, 512 ch at 7x7: 80-84 (eager 58-70)
+//       3x3 s2: 68-93 (eager 75-100); 7x7 s2 stem (C=3): ~80 (eager ~95)
+//       1x1 s2 downsample: ~35 (eager ~56)
 //
-// Pooling: tile [16 c, 1 oh, 8 ow, 1 kh] (forall over 8-row blocks), decompose
-//   to linalg.pooling_ncw_* and vectorize (lanes along c, in-register transposes).
-//   ResNet's 3x3/2 max pool: ~2.2 ms -> vs 6.2 ms in eager.
-// Pads: bufferized to their own allocation (transform.structured.
-//   bufferize_to_allocation, linalg.copy as memcpy) whose fill and interior copy
-//   are vectorized row by row. (A plain tensor.pad bufferizes to a generic
-//   strided memrefCopy, ~5 ms on ResNet-18; a fill + insert_slice rewrite gets
-//   its identical fills CSE'd into one buffer and copied again.)
+// Pooling: scf.forall over blocks of 8 output rows, [16 c, 1 oh, 8 ow, 1 kh]
+//   tiles, decomposed to linalg.pooling_ncw_* and vectorized (lanes along c,
+//   in-register transposes). ResNet's 3x3/2 max pool: ~1.2 ms (eager 6.1 ms).
+// Pads: each gets its own buffer (transform.structured.bufferize_to_allocation,
+//   linalg.copy as the memcpy); the fill and the interior copy are vectorized
+//   row by row. A plain tensor.pad bufferizes to a generic strided memrefCopy
+//   (~5 ms on ResNet-18); a fill + insert_slice rewrite gets identical fills
+//   CSE'd into one buffer that is then copied again for every pad.
 //
-// Not done here: weight packing is per call (the schedule runs after
-// cuvil-split-prepack, so the linalg.pack of the filters is not hoisted into
-// main_prepack: ~1 cycle/element, ~3 ms of ResNet-18's 11 M weights);
-// Winograd (upstream winograd_conv2d only takes NHWC/FHWC convs); BN/ReLU
-// epilogues stay separate linalg.generic ops (elementwise schedules).
+// Not done here: the filter packing runs per call (this schedule runs after
+// cuvil-split-prepack, so it is not hoisted into main_prepack): ~1 cycle per
+// weight, ~3 ms of ResNet-18's 11 M weights; a raise-stage entry like
+// pack_cpu.mlir's would remove it. Winograd: upstream winograd_conv2d only takes
+// NHWC/FHWC convolutions. BN/ReLU epilogues are left to elementwise_cpu.
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
