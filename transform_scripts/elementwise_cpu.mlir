@@ -394,13 +394,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  transform.named_sequence @cuvil_ew_rows_r1(%op: !transform.any_op {transform.consumed}) {
-    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [4096]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.yield
-  }
-
   // Rank 2, all loops but the last parallel (for the scalar row-parallel schedule).
   transform.named_sequence @cuvil_ew_match_rows_r2(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
@@ -413,13 +406,6 @@ module attributes {transform.with_named_sequence} {
       transform.match.structured.yield
     }
     transform.yield %op : !transform.any_op
-  }
-
-  transform.named_sequence @cuvil_ew_rows_r2(%op: !transform.any_op {transform.consumed}) {
-    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%ew_r, 0]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.yield
   }
 
   // Rank 3, all loops but the last parallel (for the scalar row-parallel schedule).
@@ -436,13 +422,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  transform.named_sequence @cuvil_ew_rows_r3(%op: !transform.any_op {transform.consumed}) {
-    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, %ew_r, 0]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.yield
-  }
-
   // Rank 4, all loops but the last parallel (for the scalar row-parallel schedule).
   transform.named_sequence @cuvil_ew_match_rows_r4(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
@@ -457,6 +436,200 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // Rank 1 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r1(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %m0 = transform.param.constant 131072 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d0, %m0 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big_r1(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r1 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r1 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rows_big_r1(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rows_r1 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r1 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  // Rank 2 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r2(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %m0 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d0, %m0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %m1 = transform.param.constant 3072 : i64 -> !transform.param<i64>   // param: PAR_MIN_COLS
+      transform.match.param.cmpi ge %d1, %m1 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big_r2(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r2 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r2 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rowred_big_r2(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rowred_r2 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r2 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_transpose_big_r2(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_transpose_r2 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r2 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rows_big_r2(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rows_r2 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r2 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  // Rank 3 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r3(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %m0 = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d0, %m0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %m1 = transform.param.constant 128 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d1, %m1 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %m2 = transform.param.constant 128 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %m2 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rowred_big_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rowred_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_transpose_big_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_transpose_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rows_big_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rows_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  // Rank 4 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r4(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %m1 = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d1, %m1 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %m2 = transform.param.constant 128 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %m2 : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      %m3 = transform.param.constant 128 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d3, %m3 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rowred_big_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rowred_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_transpose_big_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_transpose_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_rows_big_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_rows_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r1(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [4096]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r2(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_rows_r3(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
   transform.named_sequence @cuvil_ew_rows_r4(%op: !transform.any_op {transform.consumed}) {
     %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
     %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, %ew_r, 0]
@@ -464,11 +637,42 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // An op reading or writing i1: scf.forall over its rows, no vectorization.
+  transform.named_sequence @cuvil_ew_rows_ser_r1(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [4096]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_rows_ser_r2(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [%ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_rows_ser_r3(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall, %ol1 = transform.structured.tile_using_for %op tile_sizes [1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_rows_ser_r4(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %t0, %forall, %ol1, %ol2 = transform.structured.tile_using_for %op tile_sizes [1, 1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // An op reading or writing i1: its rows tiled (an scf.forall when big), no
+  // vectorization.
   transform.named_sequence @cuvil_ew_scalar_rows(%op: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match restrict_root in %op
-        @cuvil_ew_match_rows_r1 -> @cuvil_ew_rows_r1, @cuvil_ew_match_rows_r2 -> @cuvil_ew_rows_r2,
-        @cuvil_ew_match_rows_r3 -> @cuvil_ew_rows_r3, @cuvil_ew_match_rows_r4 -> @cuvil_ew_rows_r4
+        @cuvil_ew_match_rows_big_r1 -> @cuvil_ew_rows_r1, @cuvil_ew_match_rows_big_r2 -> @cuvil_ew_rows_r2,
+        @cuvil_ew_match_rows_big_r3 -> @cuvil_ew_rows_r3, @cuvil_ew_match_rows_big_r4 -> @cuvil_ew_rows_r4,
+        @cuvil_ew_match_rows_r1 -> @cuvil_ew_rows_ser_r1, @cuvil_ew_match_rows_r2 -> @cuvil_ew_rows_ser_r2,
+        @cuvil_ew_match_rows_r3 -> @cuvil_ew_rows_ser_r3, @cuvil_ew_match_rows_r4 -> @cuvil_ew_rows_ser_r4
       : (!transform.any_op) -> !transform.any_op
     transform.yield
   }
@@ -566,6 +770,119 @@ module attributes {transform.with_named_sequence} {
 
     %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, %ew_r, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %l2, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, 1, 1, %ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, 1, %ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Elementwise, rank 1: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_ser_r1(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %blk = transform.param.constant 4096 : i64 -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [%blk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t1, %lv = transform.structured.tile_using_for %t0 tile_sizes [%ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [%ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Elementwise, rank 2: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_ser_r2(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [%ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t1, %l0, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, %ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, %ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Elementwise, rank 3: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_ser_r3(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %t0, %forall, %ol1 = transform.structured.tile_using_for %op tile_sizes [1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, 1, %ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, %ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Elementwise, rank 4: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_ser_r4(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %t0, %forall, %ol1, %ol2 = transform.structured.tile_using_for %op tile_sizes [1, 1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %t1, %l0, %l1, %l2, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, 1, 1, %ew_v]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
 
@@ -706,6 +1023,126 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Row reduction, rank 2: scf.forall over RED_ROWS-row blocks (the zero-fill of
+  // the result fused in), the reduction tiled by RED_VEC into a RED_ROWS x RED_VEC
+  // partial accumulator (kept in registers), the partial last chunk peeled,
+  // then one final RED_VEC-wide horizontal reduction per row.
+  transform.named_sequence @cuvil_ew_rowred_ser_r2(%op: !transform.any_op {transform.consumed}) {
+    %rd_r = transform.param.constant 8 : i64 -> !transform.param<i64>   // param: RED_ROWS
+    %rd_v = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [%rd_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%i: !transform.any_op):
+        transform.match.operation_name %i ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %i into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ff vector_sizes [%rd_r] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    %fill, %part, %comb, %lk = transform.structured.tile_reduction_using_for %t0 by tile_sizes = [0, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lk : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [%rd_r, %rd_v] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Row reduction, rank 3: scf.forall over RED_ROWS-row blocks (the zero-fill of
+  // the result fused in), the reduction tiled by RED_VEC into a RED_ROWS x RED_VEC
+  // partial accumulator (kept in registers), the partial last chunk peeled,
+  // then one final RED_VEC-wide horizontal reduction per row.
+  transform.named_sequence @cuvil_ew_rowred_ser_r3(%op: !transform.any_op {transform.consumed}) {
+    %rd_r = transform.param.constant 8 : i64 -> !transform.param<i64>   // param: RED_ROWS
+    %rd_v = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %t0, %forall, %ol1 = transform.structured.tile_using_for %op tile_sizes [1, %rd_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%i: !transform.any_op):
+        transform.match.operation_name %i ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %i into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ff vector_sizes [1, %rd_r] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    %fill, %part, %comb, %lk = transform.structured.tile_reduction_using_for %t0 by tile_sizes = [0, 0, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lk : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, %rd_r, %rd_v] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Row reduction, rank 4: scf.forall over RED_ROWS-row blocks (the zero-fill of
+  // the result fused in), the reduction tiled by RED_VEC into a RED_ROWS x RED_VEC
+  // partial accumulator (kept in registers), the partial last chunk peeled,
+  // then one final RED_VEC-wide horizontal reduction per row.
+  transform.named_sequence @cuvil_ew_rowred_ser_r4(%op: !transform.any_op {transform.consumed}) {
+    %rd_r = transform.param.constant 8 : i64 -> !transform.param<i64>   // param: RED_ROWS
+    %rd_v = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %t0, %forall, %ol1, %ol2 = transform.structured.tile_using_for %op tile_sizes [1, 1, %rd_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%i: !transform.any_op):
+        transform.match.operation_name %i ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %i into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ff vector_sizes [1, 1, %rd_r] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    %fill, %part, %comb, %lk = transform.structured.tile_reduction_using_for %t0 by tile_sizes = [0, 0, 0, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lk : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, %rd_r, %rd_v] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
   // linalg.transpose, rank 2: scf.forall over the leading dims and 64-row blocks,
   // 16x16 tiles of the two innermost output dims (partial tiles peeled), vectorized;
   // transposes that move the innermost dim become 16x16 shuffle transposes.
@@ -802,6 +1239,102 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // linalg.transpose, rank 2: scf.forall over the leading dims and 64-row blocks,
+  // 16x16 tiles of the two innermost output dims (partial tiles peeled), vectorized;
+  // transposes that move the innermost dim become 16x16 shuffle transposes.
+  transform.named_sequence @cuvil_ew_transpose_ser_r2(%op: !transform.any_op {transform.consumed}) {
+    %t0, %forall = transform.structured.tile_using_for %op tile_sizes [64, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t1, %l0, %l1 = transform.structured.tile_using_for %t0 tile_sizes [16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    transform.sequence %l0 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match ops{["linalg.transpose"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [16, 16] : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+
+  // linalg.transpose, rank 3: scf.forall over the leading dims and 64-row blocks,
+  // 16x16 tiles of the two innermost output dims (partial tiles peeled), vectorized;
+  // transposes that move the innermost dim become 16x16 shuffle transposes.
+  transform.named_sequence @cuvil_ew_transpose_ser_r3(%op: !transform.any_op {transform.consumed}) {
+    %t0, %forall, %ol1 = transform.structured.tile_using_for %op tile_sizes [1, 64, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %l2 = transform.structured.tile_using_for %t0 tile_sizes [1, 16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %l2 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match ops{["linalg.transpose"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 16, 16] : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+
+  // linalg.transpose, rank 4: scf.forall over the leading dims and 64-row blocks,
+  // 16x16 tiles of the two innermost output dims (partial tiles peeled), vectorized;
+  // transposes that move the innermost dim become 16x16 shuffle transposes.
+  transform.named_sequence @cuvil_ew_transpose_ser_r4(%op: !transform.any_op {transform.consumed}) {
+    %t0, %forall, %ol1, %ol2 = transform.structured.tile_using_for %op tile_sizes [1, 1, 64, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %l2, %l3 = transform.structured.tile_using_for %t0 tile_sizes [1, 1, 16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %l3 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    transform.sequence %l2 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match ops{["linalg.transpose"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, 16, 16] : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+
   // ------------------------------------------------------- vector lowering
   transform.named_sequence @cuvil_ew_vector_lowering(%f: !transform.any_op {transform.consumed}) {
     transform.apply_patterns to %f {
@@ -839,9 +1372,12 @@ module attributes {transform.with_named_sequence} {
         @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
-        @cuvil_ew_match_rowred_r2 -> @cuvil_ew_rowred_r2,
-        @cuvil_ew_match_rowred_r3 -> @cuvil_ew_rowred_r3,
-        @cuvil_ew_match_rowred_r4 -> @cuvil_ew_rowred_r4
+        @cuvil_ew_match_rowred_big_r2 -> @cuvil_ew_rowred_r2,
+        @cuvil_ew_match_rowred_big_r3 -> @cuvil_ew_rowred_r3,
+        @cuvil_ew_match_rowred_big_r4 -> @cuvil_ew_rowred_r4,
+        @cuvil_ew_match_rowred_r2 -> @cuvil_ew_rowred_ser_r2,
+        @cuvil_ew_match_rowred_r3 -> @cuvil_ew_rowred_ser_r3,
+        @cuvil_ew_match_rowred_r4 -> @cuvil_ew_rowred_ser_r4
       : (!transform.any_op) -> !transform.any_op
     // Phase 2: transposes and all-parallel ops.
     %funcs2 = transform.foreach_match in %funcs1
@@ -851,13 +1387,20 @@ module attributes {transform.with_named_sequence} {
         @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
-        @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_r2,
-        @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_r3,
-        @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_r4,
-        @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_r1,
-        @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_r2,
-        @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_r3,
-        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_r4
+        @cuvil_ew_match_transpose_big_r2 -> @cuvil_ew_transpose_r2,
+        @cuvil_ew_match_transpose_big_r3 -> @cuvil_ew_transpose_r3,
+        @cuvil_ew_match_transpose_big_r4 -> @cuvil_ew_transpose_r4,
+        @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_ser_r2,
+        @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_ser_r3,
+        @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_ser_r4,
+        @cuvil_ew_match_parallel_big_r1 -> @cuvil_ew_parallel_r1,
+        @cuvil_ew_match_parallel_big_r2 -> @cuvil_ew_parallel_r2,
+        @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
+        @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
+        @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
+        @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
+        @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,
+        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs2 : !transform.any_op {
     ^bb0(%f: !transform.any_op):

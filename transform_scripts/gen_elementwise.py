@@ -14,6 +14,27 @@ def ptypes(xs): return "".join(", !transform.param<i64>" for x in xs if x.starts
 
 def loop_types(n): return ", ".join(["!transform.any_op"] * n)
 
+import os
+# Experiment knob: CUVIL_GEN_SERIAL=1 makes every schedule use scf.for (no threads).
+ALL_SERIAL = os.environ.get("CUVIL_GEN_SERIAL") == "1"
+PAR = True   # set by the loops below: emit the scf.forall (True) or scf.for variant
+
+
+def suf():
+    return "" if PAR else "_ser"
+
+
+def outer(ft):
+    """Outer tiling of %op by `ft`: scf.forall (thread-parallel) when PAR, else
+    scf.for loops; either way the outermost loop handle is %forall."""
+    if PAR and not ALL_SERIAL:
+        return (f"    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes {lst(ft)}\n"
+                f"      : (!transform.any_op{ptypes(ft)}) -> (!transform.any_op, !transform.any_op)\n")
+    n = sum(1 for x in ft if x != "0")
+    rest = "".join(f", %ol{i}" for i in range(1, n))
+    return (f"    %t0, %forall{rest} = transform.structured.tile_using_for %op tile_sizes {lst(ft)}\n"
+            f"      : (!transform.any_op{ptypes(ft)}) -> (!transform.any_op, {loop_types(n)})\n")
+
 HEADER = r"""// =============================================================================
 // Cuvil: Transform-dialect schedule for everything that is not a matmul:
 // elementwise ops, row reductions (softmax, layer norm) and N-D transposes
@@ -103,9 +124,12 @@ TAIL = r"""  // ------------------------------------------------------- vector l
         @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
-        @cuvil_ew_match_rowred_r2 -> @cuvil_ew_rowred_r2,
-        @cuvil_ew_match_rowred_r3 -> @cuvil_ew_rowred_r3,
-        @cuvil_ew_match_rowred_r4 -> @cuvil_ew_rowred_r4
+        @cuvil_ew_match_rowred_big_r2 -> @cuvil_ew_rowred_r2,
+        @cuvil_ew_match_rowred_big_r3 -> @cuvil_ew_rowred_r3,
+        @cuvil_ew_match_rowred_big_r4 -> @cuvil_ew_rowred_r4,
+        @cuvil_ew_match_rowred_r2 -> @cuvil_ew_rowred_ser_r2,
+        @cuvil_ew_match_rowred_r3 -> @cuvil_ew_rowred_ser_r3,
+        @cuvil_ew_match_rowred_r4 -> @cuvil_ew_rowred_ser_r4
       : (!transform.any_op) -> !transform.any_op
     // Phase 2: transposes and all-parallel ops.
     %funcs2 = transform.foreach_match in %funcs1
@@ -115,13 +139,20 @@ TAIL = r"""  // ------------------------------------------------------- vector l
         @cuvil_ew_has_i1_init0 -> @cuvil_ew_scalar_rows, @cuvil_ew_has_i1_init1 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_has_i1_init2 -> @cuvil_ew_scalar_rows,
         @cuvil_ew_match_contraction -> @cuvil_ew_skip,
-        @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_r2,
-        @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_r3,
-        @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_r4,
-        @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_r1,
-        @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_r2,
-        @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_r3,
-        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_r4
+        @cuvil_ew_match_transpose_big_r2 -> @cuvil_ew_transpose_r2,
+        @cuvil_ew_match_transpose_big_r3 -> @cuvil_ew_transpose_r3,
+        @cuvil_ew_match_transpose_big_r4 -> @cuvil_ew_transpose_r4,
+        @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_ser_r2,
+        @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_ser_r3,
+        @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_ser_r4,
+        @cuvil_ew_match_parallel_big_r1 -> @cuvil_ew_parallel_r1,
+        @cuvil_ew_match_parallel_big_r2 -> @cuvil_ew_parallel_r2,
+        @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
+        @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
+        @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
+        @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
+        @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,
+        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs2 : !transform.any_op {
     ^bb0(%f: !transform.any_op):
@@ -247,19 +278,60 @@ for r in RANKS:
     transform.yield %op : !transform.any_op
   }}
 """)
-    ft = ["4096"] if r == 1 else ones(r - 2) + ["%ew_r", "0"]
-    A(f"""  transform.named_sequence @cuvil_ew_rows_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
-    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes {lst(ft)}
-      : (!transform.any_op{ptypes(ft)}) -> (!transform.any_op, !transform.any_op)
+
+# "Big" ops get an scf.forall (threads); small ones scf.for loops: with more than
+# one thread every scf.forall becomes an async-parallel-for region, which costs
+# ~0.1 ms of task wake-up on the test VM, more than the whole work of e.g. a
+# 128x768 layer-norm step (~0.01-0.02 ms). Element counts cannot be computed in
+# a matcher, so "big" is a per-rank shape test (transformer-sized):
+#   rank 1: n >= 131072; rank 2: rows >= 64 and cols >= PAR_MIN_COLS (3072);
+#   rank 3: d0 >= 4 and d1, d2 >= 128; rank 4: d1 >= 4 and d2, d3 >= 128.
+BIG = {1: [(0, 131072)], 2: [(0, 64), (1, 3072)], 3: [(0, 4), (1, 128), (2, 128)],
+       4: [(1, 4), (2, 128), (3, 128)]}
+CHECK = ("      %d{d} = transform.match.structured.dim %s[{d}] : (!transform.any_op) -> !transform.param<i64>\n"
+         "      %m{d} = transform.param.constant {v} : i64 -> !transform.param<i64>{tag}\n"
+         "      transform.match.param.cmpi ge %d{d}, %m{d} : !transform.param<i64>\n")
+for r in RANKS:
+    checks = "".join(CHECK.format(d=d, v=v, tag="   // param: PAR_MIN_COLS" if (r, d) == (2, 1) else "")
+                     for d, v in BIG[r])
+    A(f"""  // Rank {r} and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r{r}(%op: !transform.any_op {{transform.readonly}}) {{
+    transform.match.structured %op : !transform.any_op {{
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant {r} : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+{checks}      transform.match.structured.yield
+    }}
     transform.yield
   }}
 """)
-A("""  // An op reading or writing i1: scf.forall over its rows, no vectorization.
+    for cat in ("parallel", "rowred", "transpose", "rows"):
+        if cat in ("rowred", "transpose") and r == 1:
+            continue
+        A(f"""  transform.named_sequence @cuvil_ew_match_{cat}_big_r{r}(%op: !transform.any_op {{transform.readonly}})
+      -> !transform.any_op {{
+    %o = transform.include @cuvil_ew_match_{cat}_r{r} failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r{r} failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }}
+""")
+
+for PAR, r in [(par, r) for par in (True, False) for r in RANKS]:
+    ft = ["4096"] if r == 1 else ones(r - 2) + ["%ew_r", "0"]
+    A(f"""  transform.named_sequence @cuvil_ew_rows{suf()}_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+{outer(ft)}    transform.yield
+  }}
+""")
+A("""  // An op reading or writing i1: its rows tiled (an scf.forall when big), no
+  // vectorization.
   transform.named_sequence @cuvil_ew_scalar_rows(%op: !transform.any_op {transform.consumed}) {
     %r = transform.foreach_match restrict_root in %op
-        @cuvil_ew_match_rows_r1 -> @cuvil_ew_rows_r1, @cuvil_ew_match_rows_r2 -> @cuvil_ew_rows_r2,
-        @cuvil_ew_match_rows_r3 -> @cuvil_ew_rows_r3, @cuvil_ew_match_rows_r4 -> @cuvil_ew_rows_r4
+        @cuvil_ew_match_rows_big_r1 -> @cuvil_ew_rows_r1, @cuvil_ew_match_rows_big_r2 -> @cuvil_ew_rows_r2,
+        @cuvil_ew_match_rows_big_r3 -> @cuvil_ew_rows_r3, @cuvil_ew_match_rows_big_r4 -> @cuvil_ew_rows_r4,
+        @cuvil_ew_match_rows_r1 -> @cuvil_ew_rows_ser_r1, @cuvil_ew_match_rows_r2 -> @cuvil_ew_rows_ser_r2,
+        @cuvil_ew_match_rows_r3 -> @cuvil_ew_rows_ser_r3, @cuvil_ew_match_rows_r4 -> @cuvil_ew_rows_ser_r4
       : (!transform.any_op) -> !transform.any_op
     transform.yield
   }
@@ -275,24 +347,20 @@ PARAMS = """    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64
     %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
 """
 # parallel actions
-for r in RANKS:
+for PAR, r in [(par, r) for par in (True, False) for r in RANKS]:
     A(f"""  // Elementwise, rank {r}: scf.forall over row blocks, loops over single rows and
   // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
-  transform.named_sequence @cuvil_ew_parallel_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
+  transform.named_sequence @cuvil_ew_parallel{suf()}_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
 {PARAMS}""")
     if r == 1:
         A("""    %blk = transform.param.constant 4096 : i64 -> !transform.param<i64>
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%blk]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %t1, %lv = transform.structured.tile_using_for %t0 tile_sizes [%ew_v]
+""" + outer(["%blk"]) + """    %t1, %lv = transform.structured.tile_using_for %t0 tile_sizes [%ew_v]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
 """)
     else:
         ft = ones(r - 2) + ["%ew_r", "0"]
         it = ones(r - 1) + ["%ew_v"]
-        A(f"""    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes {lst(ft)}
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %t1, {", ".join("%%l%d" % i for i in range(r - 1))}, %lv = transform.structured.tile_using_for %t0 tile_sizes {lst(it)}
+        A(outer(ft) + f"""    %t1, {", ".join("%%l%d" % i for i in range(r - 1))}, %lv = transform.structured.tile_using_for %t0 tile_sizes {lst(it)}
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, {loop_types(r)})
 """)
     A(PEEL.format(loop="lv"))
@@ -309,7 +377,7 @@ for r in RANKS:
   }}
 """)
 # reductions
-for r in RANKS[1:]:
+for PAR, r in [(par, r) for par in (True, False) for r in RANKS[1:]]:
     ft = ones(r - 2) + ["%rd_r", "0"]
     red = ["0"] * (r - 1) + [str(RED_VEC)]
     vs = ones(r - 2) + ["%rd_r", "%rd_v"]
@@ -317,12 +385,10 @@ for r in RANKS[1:]:
   // the result fused in), the reduction tiled by RED_VEC into a RED_ROWS x RED_VEC
   // partial accumulator (kept in registers), the partial last chunk peeled,
   // then one final RED_VEC-wide horizontal reduction per row.
-  transform.named_sequence @cuvil_ew_rowred_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
+  transform.named_sequence @cuvil_ew_rowred{suf()}_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
     %rd_r = transform.param.constant 8 : i64 -> !transform.param<i64>   // param: RED_ROWS
     %rd_v = transform.param.constant {RED_VEC} : i64 -> !transform.param<i64>
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes {lst(ft)}
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.sequence %forall : !transform.any_op failures(suppress) {{
+{outer(ft)}    transform.sequence %forall : !transform.any_op failures(suppress) {{
     ^bb0(%fa: !transform.any_op):
       %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
       transform.foreach %init : !transform.any_op {{
@@ -349,17 +415,15 @@ for r in RANKS[1:]:
   }}
 """)
 # transposes
-for r in RANKS[1:]:
+for PAR, r in [(par, r) for par in (True, False) for r in RANKS[1:]]:
     ft = ones(r - 2) + ["64", "0"]
     it = ones(r - 2) + ["16", "16"]
     vs = ones(r - 2) + ["16", "16"]
     A(f"""  // linalg.transpose, rank {r}: scf.forall over the leading dims and 64-row blocks,
   // 16x16 tiles of the two innermost output dims (partial tiles peeled), vectorized;
   // transposes that move the innermost dim become 16x16 shuffle transposes.
-  transform.named_sequence @cuvil_ew_transpose_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
-    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes {lst(ft)}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t1, {", ".join("%%l%d" % i for i in range(r))} = transform.structured.tile_using_for %t0 tile_sizes {lst(it)}
+  transform.named_sequence @cuvil_ew_transpose{suf()}_r{r}(%op: !transform.any_op {{transform.consumed}}) {{
+{outer(ft)}    %t1, {", ".join("%%l%d" % i for i in range(r))} = transform.structured.tile_using_for %t0 tile_sizes {lst(it)}
       : (!transform.any_op) -> (!transform.any_op, {loop_types(r)})
 """)
     A(PEEL.format(loop="l%d" % (r - 1)))

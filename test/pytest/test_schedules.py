@@ -189,6 +189,39 @@ def test_softmax_two_threads():
     np.testing.assert_allclose(f(x)[0], np_softmax(x), **RED)
 
 
+def test_big_ops_two_threads():
+    """Ops big enough for an scf.forall (async tasks with 2 threads): an
+    attention-sized rank-3 row sum and a 64 x 3100 elementwise op."""
+    t3, t2 = "tensor<4x128x130xf32>", "tensor<4x128xf32>"
+    src = f"""func.func @f(%x: {t3}, %y: tensor<64x3100xf32>) -> ({t2}, tensor<64x3100xf32>) {{
+  %zero = arith.constant 0.0 : f32
+  %er = tensor.empty() : {t2}
+  %z = linalg.fill ins(%zero : f32) outs(%er : {t2}) -> {t2}
+  %sum = linalg.generic {{indexing_maps = [affine_map<(h, i, j) -> (h, i, j)>, affine_map<(h, i, j) -> (h, i)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}}
+      ins(%x : {t3}) outs(%z : {t2}) {{
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }} -> {t2}
+  %e = tensor.empty() : tensor<64x3100xf32>
+  %g = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}}
+      ins(%y : tensor<64x3100xf32>) outs(%e : tensor<64x3100xf32>) {{
+  ^bb0(%a: f32, %o: f32):
+    %t = math.tanh %a : f32
+    linalg.yield %t : f32
+  }} -> tensor<64x3100xf32>
+  return %sum, %g : {t2}, tensor<64x3100xf32>
+}}"""
+    f, ir = compile_scheduled(src, threads=2)
+    assert ir.count("scf.forall") >= 2 and "linalg.generic" not in ir
+    x, y = randn(4, 128, 130), randn(64, 3100)
+    got_sum, got_tanh = f(x, y)
+    np.testing.assert_allclose(got_sum, x.sum(-1), **RED)
+    np.testing.assert_allclose(got_tanh, np.tanh(y), rtol=1e-5, atol=1e-6)
+
+
 def test_layer_norm_rank3():
     """Mean and variance as rank-3 row reductions (batch x seq x hidden), odd sizes."""
     B, S, H = 2, 5, 77
