@@ -50,7 +50,15 @@
 //
 // Packing (linalg.pack to [M/8][K][8] / [N/32][K][32] + unpack) was tried. It did
 // not pay off at 1024^3 on the test machine (within noise, slightly slower), so it is
-// not part of this schedule.
+// not part of this schedule. B-only packing done once, at prepack time, does pay:
+// pack_cpu.mlir (run in RAISE_PIPELINE, before cuvil-split-prepack) turns large
+// matmuls into C[m][n/64][64] += A[m][k] * Bp[n/64][k][64]; @cuvil_packed_matmul_cpu
+// schedules that contraction: loops interchanged to [n/64, m, 64, k], scf.forall over
+// TNP(=4) panels x TM rows with the fill fused, K blocks of TK, RM x 64 register tile
+// (k innermost, m peeled), vectorized [1, RM, 64, 1]. Consecutive k rows of B are then
+// 256 bytes apart instead of N*4 (12-16 KiB for the FFN/MLP shapes): 83-85 -> 92-101
+// GFLOP/s on 128x768x3072, 128x3072x768, 64x1024x4096, 64x4096x1024 (1 thread).
+// TNP = 2 or 8 measured much slower with 2 threads (async-parallel-for behaviour).
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
