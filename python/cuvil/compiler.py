@@ -234,7 +234,11 @@ class CompiledModule:
         """Everything besides the model that changes the generated code."""
         from . import transform
         scripts = "".join(f"{s}:{e}:{transform.load(s)}" for s, e in self.schedule)
-        return (scripts, f"threads={threads}", f"opt={self.opt_level}")
+        # The raise pipeline (and the packing script it runs) decides the
+        # library's arguments, the lowering pipeline its code.
+        raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
+        return (scripts, raise_stage, lowering.pipeline(threads), f"threads={threads}",
+                f"opt={self.opt_level}")
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint
