@@ -9,6 +9,8 @@ void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
 void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
     registerCuvilLowerToLinalg();
+    registerCuvilMathApprox();
+    registerCuvilOutlineKernels();
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
     registerCuvilWidenBoolMemrefs();

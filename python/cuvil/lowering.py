@@ -35,6 +35,9 @@ def parallel_passes(num_threads: int) -> list:
 
 
 TO_LLVM = [
+    # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
+    # their intrinsics into one libm call per lane.
+    "cuvil-math-approx",
     "convert-vector-to-scf{full-unroll}",
     "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
     # Math first, while arith is still arith: expand what has no intrinsic,
@@ -43,7 +46,7 @@ TO_LLVM = [
     # an arith fastmath attribute that LLVM translation rejects).
     "math-expand-ops",
     "convert-math-to-llvm", "convert-math-to-libm",
-    "convert-vector-to-llvm", "finalize-memref-to-llvm", "convert-arith-to-llvm",
+    "convert-vector-to-llvm", "finalize-memref-to-llvm{use-generic-functions}", "convert-arith-to-llvm",
     "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
     "reconcile-unrealized-casts", "canonicalize", "cse",
 ]

@@ -1,8 +1,89 @@
 /* Runtime support linked into every Cuvil library (in-process and exported):
- * the one MLIR runtime entry point lowered code may call, implemented here so
+ * the MLIR runtime entry points lowered code may call, implemented here so
  * that artifacts depend on nothing but libc (not on libMLIR.so). */
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- Heap temporaries ------------------------------------------------------
+ * Lowered code allocates its temporaries through these three functions
+ * (`finalize-memref-to-llvm{use-generic-functions}`). A model allocates and
+ * frees the same sizes on every call, so freed blocks are kept in a small
+ * per-library pool and handed out again: without it, glibc returns large
+ * blocks to the kernel and every call pays their page faults again (~4% of
+ * BERT-base). The pool is private to the library (these symbols are not
+ * exported) and bounded in blocks and bytes. */
+enum { POOL_SLOTS = 64 };
+static const size_t POOL_MAX_BYTES = (size_t)256 << 20;
+
+typedef struct {
+  void *base;   /* what aligned_alloc returned */
+  size_t size;  /* requested bytes */
+  size_t align; /* requested alignment */
+} BlockHeader;  /* sits right before the pointer handed out */
+
+static struct {
+  void *ptr;
+  size_t size, align;
+} pool[POOL_SLOTS];
+static size_t pooledBytes;
+static atomic_flag poolLock = ATOMIC_FLAG_INIT;
+
+static void lockPool(void) {
+  while (atomic_flag_test_and_set_explicit(&poolLock, memory_order_acquire))
+    ;
+}
+static void unlockPool(void) { atomic_flag_clear_explicit(&poolLock, memory_order_release); }
+
+static BlockHeader *headerOf(void *ptr) { return (BlockHeader *)ptr - 1; }
+
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t align, uint64_t size) {
+  if (align < 64)
+    align = 64; /* cache lines, and room for the header below */
+  lockPool();
+  for (int i = 0; i < POOL_SLOTS; ++i) {
+    if (pool[i].ptr && pool[i].size == size && pool[i].align == align) {
+      void *ptr = pool[i].ptr;
+      pool[i].ptr = NULL;
+      pooledBytes -= size;
+      unlockPool();
+      return ptr;
+    }
+  }
+  unlockPool();
+  /* aligned_alloc wants a multiple of the alignment. */
+  size_t total = (size + align + align - 1) / align * align;
+  char *base = aligned_alloc(align, total);
+  if (!base)
+    return NULL;
+  char *ptr = base + align;
+  *headerOf(ptr) = (BlockHeader){base, size, align};
+  return ptr;
+}
+
+void *_mlir_memref_to_llvm_alloc(uint64_t size) { return _mlir_memref_to_llvm_aligned_alloc(64, size); }
+
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  BlockHeader header = *headerOf(ptr);
+  lockPool();
+  if (pooledBytes + header.size <= POOL_MAX_BYTES) {
+    for (int i = 0; i < POOL_SLOTS; ++i) {
+      if (!pool[i].ptr) {
+        pool[i].ptr = ptr;
+        pool[i].size = header.size;
+        pool[i].align = header.align;
+        pooledBytes += header.size;
+        unlockPool();
+        return;
+      }
+    }
+  }
+  unlockPool();
+  free(header.base);
+}
 
 typedef struct {
   int64_t rank;

@@ -175,7 +175,10 @@ def test_unary(op, ref, request):
                  ["tensor<?x17xf32>"])
     got, = run(src, x, out_shapes=[x.shape])
     want = ref(torch.from_numpy(x)).numpy()
-    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    # torch.testing's float32 tolerances: erf/exp/tanh are polynomials
+    # (cuvil-math-approx), a few ulp off libm; near tanh's saturation
+    # (gelu_tanh at -20) that is ~2e-6 absolute on a result of 0.
+    np.testing.assert_allclose(got, want, rtol=1.3e-6, atol=1e-5)
 
 
 @pytest.mark.parametrize("et,torch_dtype", [("f16", torch.float16), ("bf16", torch.bfloat16)])

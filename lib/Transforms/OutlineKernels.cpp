@@ -1,0 +1,167 @@
+//===- OutlineKernels.cpp - one function per kernel, duplicates shared ----===//
+// A transformer repeats the same layer N times: the same ops on the same
+// shapes, reading different weights. Inline in `main`, every copy is
+// scheduled, lowered and code-generated again. Outlined into functions that
+// take the weights as arguments, the copies print the same and are kept once.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILOUTLINEKERNELS
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+constexpr StringLiteral kKernelPrefix = "cuvil_kernel_";
+
+bool isStaticType(Type t) {
+  if (auto tensor = dyn_cast<RankedTensorType>(t))
+    return tensor.hasStaticShape();
+  return t.isIntOrIndexOrFloat();
+}
+
+/// Values cheaper to rebuild inside the kernel than to pass in: scalar and
+/// splat constants, empty static tensors.
+bool isCloned(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+    return !dense || dense.isSplat();
+  }
+  if (auto empty = dyn_cast<tensor::EmptyOp>(def))
+    return empty->getNumOperands() == 0;
+  return false;
+}
+
+/// Producers that belong to their single consumer's kernel: the fill of its
+/// init, the padding of its input.
+bool isAbsorbed(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !v.hasOneUse() || !llvm::all_of(def->getResultTypes(), isStaticType))
+    return false;
+  return isa<linalg::FillOp, tensor::PadOp>(def);
+}
+
+bool isRoot(Operation &op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
+  if (!linalgOp || isa<linalg::FillOp>(&op) || !linalgOp.hasPureTensorSemantics())
+    return false;
+  return llvm::all_of(op.getOperandTypes(), isStaticType) &&
+         llvm::all_of(op.getResultTypes(), isStaticType);
+}
+
+struct KernelOutliner {
+  ModuleOp module;
+  SymbolTable symbols;
+  llvm::StringMap<func::FuncOp> byBody; // printed body -> kernel
+  unsigned created = 0;
+
+  explicit KernelOutliner(ModuleOp module) : module(module), symbols(module) {}
+
+  /// The kernel's ops in program order: absorbed producers, then the root.
+  void collect(Operation *op, llvm::SetVector<Operation *> &group) {
+    for (Value v : op->getOperands())
+      if (isAbsorbed(v))
+        collect(v.getDefiningOp(), group);
+    group.insert(op);
+  }
+
+  void outline(Operation *root, func::FuncOp parent) {
+    llvm::SetVector<Operation *> group;
+    collect(root, group);
+
+    // Everything the group reads from outside (operands and values used in
+    // its regions) is either rebuilt inside or becomes an argument.
+    llvm::SetVector<Value> outside;
+    for (Operation *op : group) {
+      for (Value v : op->getOperands())
+        outside.insert(v);
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(op->getRegions(), captured);
+      outside.insert(captured.begin(), captured.end());
+    }
+    SmallVector<Value> args;
+    for (Value v : outside)
+      if (!(v.getDefiningOp() && group.contains(v.getDefiningOp())) && !isCloned(v))
+        args.push_back(v);
+
+    OpBuilder b(module.getContext());
+    auto type = b.getFunctionType(ValueRange(args).getTypes(), root->getResultTypes());
+    auto kernel = func::FuncOp::create(b, root->getLoc(), "cuvil_candidate", type);
+    Block *body = kernel.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    IRMapping map;
+    map.map(args, body->getArguments());
+    for (Value v : outside)
+      if (isCloned(v) && !map.contains(v))
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    for (Operation *op : group)
+      b.clone(*op, map);
+    SmallVector<Value> results;
+    for (Value r : root->getResults())
+      results.push_back(map.lookup(r));
+    func::ReturnOp::create(b, root->getLoc(), results);
+
+    // Identical kernels share one function.
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    kernel->print(os, OpPrintingFlags().useLocalScope());
+    func::FuncOp callee = byBody.lookup(printed);
+    if (callee) {
+      kernel.erase();
+    } else {
+      std::string opName = root->getName().stripDialect().str();
+      std::replace(opName.begin(), opName.end(), '.', '_');
+      kernel.setName((kKernelPrefix + Twine(created++) + "_" + opName).str());
+      kernel.setPrivate();
+      symbols.insert(kernel, parent->getIterator());
+      byBody[printed] = kernel;
+      callee = kernel;
+    }
+
+    b.setInsertionPoint(root);
+    auto call = func::CallOp::create(b, root->getLoc(), callee, args);
+    root->replaceAllUsesWith(call.getResults());
+    // The root, then the producers only it used.
+    for (Operation *op : llvm::reverse(group))
+      if (op->use_empty())
+        op->erase();
+  }
+
+  void run(func::FuncOp fn) {
+    SmallVector<Operation *> roots;
+    for (Operation &op : fn.getBody().front())
+      if (isRoot(op))
+        roots.push_back(&op);
+    for (Operation *root : roots)
+      outline(root, fn);
+  }
+};
+
+struct CuvilOutlineKernelsPass
+    : cuvil::impl::CuvilOutlineKernelsBase<CuvilOutlineKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> publicFns;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal())
+        publicFns.push_back(fn);
+    KernelOutliner outliner(module);
+    for (func::FuncOp fn : publicFns)
+      outliner.run(fn);
+  }
+};
+
+} // namespace
