@@ -8,6 +8,7 @@ void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
 
 void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
+    registerCuvilEarlyDealloc();
     registerCuvilLowerToLinalg();
     registerCuvilMathApprox();
     registerCuvilOutlineKernels();

@@ -9,9 +9,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
+#include <functional>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILOUTLINEKERNELS
@@ -31,7 +33,9 @@ bool isStaticType(Type t) {
 }
 
 /// Values cheaper to rebuild inside the kernel than to pass in: scalar and
-/// splat constants, empty static tensors.
+/// splat constants, empty static tensors and fills of them (a zero fill shared
+/// by several matmuls would otherwise be copied for each, and the schedules
+/// fuse a fill they can see into the tile loop).
 bool isCloned(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
@@ -42,16 +46,20 @@ bool isCloned(Value v) {
   }
   if (auto empty = dyn_cast<tensor::EmptyOp>(def))
     return empty->getNumOperands() == 0;
+  if (auto fill = dyn_cast<linalg::FillOp>(def))
+    return fill.hasPureTensorSemantics() && llvm::all_of(def->getOperands(), isCloned);
   return false;
 }
 
 /// Producers that belong to their single consumer's kernel: the fill of its
-/// init, the padding of its input.
+/// init, the padding of its input, the slice it reads (GPT-2's q/k/v columns
+/// of one 128x2304 tensor: passed whole, not copied into a dense argument).
 bool isAbsorbed(Value v) {
   Operation *def = v.getDefiningOp();
-  if (!def || !v.hasOneUse() || !llvm::all_of(def->getResultTypes(), isStaticType))
+  if (!def || isCloned(v) || !v.hasOneUse() ||
+      !llvm::all_of(def->getResultTypes(), isStaticType))
     return false;
-  return isa<linalg::FillOp, tensor::PadOp>(def);
+  return isa<linalg::FillOp, tensor::PadOp, tensor::ExtractSliceOp>(def);
 }
 
 bool isRoot(Operation &op) {
@@ -78,7 +86,7 @@ struct KernelOutliner {
     group.insert(op);
   }
 
-  void outline(Operation *root, func::FuncOp parent) {
+  void outline(Operation *root) {
     llvm::SetVector<Operation *> group;
     collect(root, group);
 
@@ -96,6 +104,19 @@ struct KernelOutliner {
     for (Value v : outside)
       if (!(v.getDefiningOp() && group.contains(v.getDefiningOp())) && !isCloned(v))
         args.push_back(v);
+    // Destination passing: the empty tensors the root writes (directly or
+    // through a fill) are arguments too, so the result is computed in a
+    // buffer the caller allocates (bufferization then drops the equivalent
+    // function result) instead of a kernel-local one copied out.
+    llvm::SetVector<Value> destinations;
+    for (OpOperand &init : cast<DestinationStyleOpInterface>(root).getDpsInitsMutable()) {
+      Value v = init.get();
+      if (auto fill = v.getDefiningOp<linalg::FillOp>())
+        v = fill.getDpsInitOperand(0)->get();
+      if (auto empty = v.getDefiningOp<tensor::EmptyOp>(); empty && isCloned(v))
+        destinations.insert(v);
+    }
+    args.append(destinations.begin(), destinations.end());
 
     OpBuilder b(module.getContext());
     auto type = b.getFunctionType(ValueRange(args).getTypes(), root->getResultTypes());
@@ -104,9 +125,16 @@ struct KernelOutliner {
     b.setInsertionPointToStart(body);
     IRMapping map;
     map.map(args, body->getArguments());
+    std::function<void(Value)> rebuild = [&](Value v) {
+      if (map.contains(v))
+        return;
+      for (Value operand : v.getDefiningOp()->getOperands())
+        rebuild(operand);
+      b.clone(*v.getDefiningOp(), map);
+    };
     for (Value v : outside)
-      if (isCloned(v) && !map.contains(v))
-        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+      if (isCloned(v))
+        rebuild(v);
     for (Operation *op : group)
       b.clone(*op, map);
     SmallVector<Value> results;
@@ -126,7 +154,7 @@ struct KernelOutliner {
       std::replace(opName.begin(), opName.end(), '.', '_');
       kernel.setName((kKernelPrefix + Twine(created++) + "_" + opName).str());
       kernel.setPrivate();
-      symbols.insert(kernel, parent->getIterator());
+      symbols.insert(kernel); // after the entry points: IR reads top-down
       byBody[printed] = kernel;
       callee = kernel;
     }
@@ -146,7 +174,14 @@ struct KernelOutliner {
       if (isRoot(op))
         roots.push_back(&op);
     for (Operation *root : roots)
-      outline(root, fn);
+      outline(root);
+    // Fills and constants that were rebuilt inside every kernel using them.
+    SmallVector<Operation *> ops;
+    for (Operation &op : fn.getBody().front())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op))
+        op->erase();
   }
 };
 

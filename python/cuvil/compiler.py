@@ -45,6 +45,7 @@ class _Signature:
     weight_order: List[str] = field(default_factory=list)   # main_prepack's inputs
     prepack_specs: Optional[tuple] = None                    # (inputs, outputs) or None
     meta: Optional["_Meta"] = None
+    run: Optional[execution.BoundFunction] = None   # main with weights bound
 
 
 def _dim_names(i, dims) -> Dict[int, str]:
@@ -132,10 +133,11 @@ def _arg_roles(func) -> List[tuple]:
 
 
 def _set_c_interface(module):
+    """C wrappers for the entry points (main, main_prepack), not the kernels."""
     from .ir import UnitAttr
     with module.context:
         for op in module.body.operations:
-            if op.operation.name == "func.func":
+            if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
                 op.attributes["llvm.emit_c_interface"] = UnitAttr.get()
 
 
@@ -185,11 +187,8 @@ class CompiledModule:
         from torch.utils import _pytree as pytree
         sig = self._signature_for(args)
         arrays = [a.detach().contiguous().numpy() for a in args]
-        call = []
-        for role, key in sig.main_args:
-            call.append(sig.weights[key] if role == "weight" else
-                        arrays[key] if role == "input" else sig.packed[key])
-        outs = sig.main(*call, out_shapes=sig.meta.output_shapes(arrays))
+        inputs = [arrays[key] for role, key in sig.main_args if role == "input"]
+        outs = sig.run(*inputs, out_shapes=sig.meta.output_shapes(arrays))
         return pytree.tree_unflatten([torch.from_numpy(o) for o in outs], sig.out_spec)
 
     # -- compile ----------------------------------------------------------------
@@ -377,11 +376,13 @@ class CompiledModule:
         if meta.prepack_specs is not None:
             pre = lib.function("main_prepack", *meta.prepack_specs)
             packed = pre(*[weights[n] for n in meta.weight_order])
+        run = main_fn.bind({i: weights[key] if role == "weight" else packed[key]
+                            for i, (role, key) in enumerate(meta.main_args) if role != "input"})
         stats["load"] = time.perf_counter() - t0
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
         return _Signature(lib, main_fn, meta.main_args, packed, weights, meta.out_spec, stats,
-                          ir_text, meta.weight_order, meta.prepack_specs, meta)
+                          ir_text, meta.weight_order, meta.prepack_specs, meta, run)
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,

@@ -8,7 +8,7 @@ GIL during the call.
 """
 import ctypes
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -104,4 +104,33 @@ class Function:
         keep = [as_aligned(a) for a in arrays] + outs
         descs = [descriptor(a) for a in keep]
         self._fn(*[ctypes.addressof(d) for d in descs])
+        return outs
+
+    def bind(self, fixed: Dict[int, np.ndarray]) -> "BoundFunction":
+        """This function with the arrays at `fixed` positions (weights) passed
+        on every call: their descriptors are built once, not per call."""
+        return BoundFunction(self, fixed)
+
+
+class BoundFunction:
+    """A Function whose constant arguments are bound; call it with the rest."""
+
+    def __init__(self, function: Function, fixed: Dict[int, np.ndarray]):
+        self.function = function
+        self._keep = {i: as_aligned(a) for i, a in fixed.items()}
+        self._fixed = {i: descriptor(a) for i, a in self._keep.items()}
+        self._free = [i for i in range(len(function.inputs)) if i not in fixed]
+
+    def __call__(self, *arrays: np.ndarray, out_shapes=None) -> List[np.ndarray]:
+        f = self.function
+        if len(arrays) != len(self._free):
+            raise ValueError(f"{f.name} takes {len(self._free)} arrays, got {len(arrays)}")
+        shapes = out_shapes or [tuple(s.shape) for s in f.outputs]
+        outs = [aligned_empty(shape, s.np_dtype) for shape, s in zip(shapes, f.outputs)]
+        descs = dict(self._fixed)
+        keep = [as_aligned(a) for a in arrays]
+        descs.update((i, descriptor(a)) for i, a in zip(self._free, keep))
+        out_descs = [descriptor(a) for a in outs]
+        f._fn(*[ctypes.addressof(descs[i]) for i in range(len(f.inputs))],
+              *[ctypes.addressof(d) for d in out_descs])
         return outs

@@ -15,9 +15,15 @@ from .errors import CompileError
 BUFFERIZE = [
     "canonicalize", "cse",
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    # Kernels (cuvil-outline-kernels) write into their destination argument;
+    # canonicalize first so the returned buffer is seen to be that argument.
+    "canonicalize", "drop-equivalent-buffer-results",
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
+    # Free at the last use, not at the end of main: the next buffer of that
+    # size is then memory still in cache (see the pass).
+    "func.func(cuvil-early-dealloc)",
     "canonicalize", "cse",
 ]
 

@@ -13,6 +13,9 @@ from .diagnostics import run_pipeline
 # transform_scripts/pack_cpu.mlir then packs the rhs of each large matmul into
 # 64-column panels before cuvil-split-prepack, so that packing a weight runs
 # once, in main_prepack (see that script; matmul_cpu.mlir schedules the result).
+# Last, every linalg op goes into a private kernel function, identical kernels
+# shared (cuvil-outline-kernels): repeated layers are scheduled, lowered and
+# compiled once.
 from .transform import script_path as _script_path
 
 RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,canonicalize,cse,"
@@ -21,7 +24,8 @@ RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,canonicalize,cse,"
                   "transform-preload-library{transform-library-paths=" + str(_script_path("pack_cpu")) + "},"
                   "transform-interpreter{entry-point=cuvil_pack_matmul_rhs},canonicalize,cse,"
                   "cuvil-split-prepack,canonicalize,cse,"
-                  "linalg-fold-unit-extent-dims,canonicalize,cse)")
+                  "linalg-fold-unit-extent-dims,canonicalize,cse,"
+                  "cuvil-outline-kernels,canonicalize,cse)")
 
 
 def parse(text: str, context):

@@ -23,10 +23,13 @@ typedef struct {
   size_t align; /* requested alignment */
 } BlockHeader;  /* sits right before the pointer handed out */
 
+/* Freed blocks, most recently freed last: a block freed just now is still in
+ * cache, so allocation looks from the top. */
 static struct {
   void *ptr;
   size_t size, align;
 } pool[POOL_SLOTS];
+static int pooled;
 static size_t pooledBytes;
 static atomic_flag poolLock = ATOMIC_FLAG_INIT;
 
@@ -42,10 +45,11 @@ void *_mlir_memref_to_llvm_aligned_alloc(uint64_t align, uint64_t size) {
   if (align < 64)
     align = 64; /* cache lines, and room for the header below */
   lockPool();
-  for (int i = 0; i < POOL_SLOTS; ++i) {
-    if (pool[i].ptr && pool[i].size == size && pool[i].align == align) {
+  for (int i = pooled - 1; i >= 0; --i) {
+    if (pool[i].size == size && pool[i].align == align) {
       void *ptr = pool[i].ptr;
-      pool[i].ptr = NULL;
+      memmove(&pool[i], &pool[i + 1], (size_t)(pooled - i - 1) * sizeof(pool[0]));
+      --pooled;
       pooledBytes -= size;
       unlockPool();
       return ptr;
@@ -69,17 +73,14 @@ void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   BlockHeader header = *headerOf(ptr);
   lockPool();
-  if (pooledBytes + header.size <= POOL_MAX_BYTES) {
-    for (int i = 0; i < POOL_SLOTS; ++i) {
-      if (!pool[i].ptr) {
-        pool[i].ptr = ptr;
-        pool[i].size = header.size;
-        pool[i].align = header.align;
-        pooledBytes += header.size;
-        unlockPool();
-        return;
-      }
-    }
+  if (pooled < POOL_SLOTS && pooledBytes + header.size <= POOL_MAX_BYTES) {
+    pool[pooled].ptr = ptr;
+    pool[pooled].size = header.size;
+    pool[pooled].align = header.align;
+    ++pooled;
+    pooledBytes += header.size;
+    unlockPool();
+    return;
   }
   unlockPool();
   free(header.base);
@@ -114,11 +115,17 @@ void memrefCopy(int64_t elemSize, CuvilUnrankedMemRef *srcArg, CuvilUnrankedMemR
   for (int64_t i = 0; i < rank; ++i)
     if (sizes[i] == 0)
       return;
+  /* Unit inner strides on both sides: copy whole rows at a time. */
+  int64_t inner = 1, rowBytes = elemSize;
+  if (srcStrides[rank - 1] == 1 && dstStrides[rank - 1] == 1) {
+    inner = sizes[rank - 1];
+    rowBytes = inner * elemSize;
+  }
   int64_t index[64] = {0};
   int64_t sOff = 0, dOff = 0;
   for (;;) {
-    memcpy(d + dOff * elemSize, s + sOff * elemSize, elemSize);
-    int64_t axis = rank - 1;
+    memcpy(d + dOff * elemSize, s + sOff * elemSize, rowBytes);
+    int64_t axis = inner > 1 ? rank - 2 : rank - 1;
     for (; axis >= 0; --axis) {
       if (++index[axis] < sizes[axis]) {
         sOff += srcStrides[axis];

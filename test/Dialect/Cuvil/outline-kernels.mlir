@@ -1,0 +1,97 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-outline-kernels | FileCheck %s
+// Every static linalg op on tensors moves into a private kernel; identical
+// kernels (same op, shapes, constants) are one function; the empty tensor the
+// op writes becomes the kernel's last argument (destination passing).
+
+// Two layers of the same shapes, different weights: one kernel per op, each
+// called twice. The zero fill goes inside the kernel.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xf32>, %[[W0:.*]]: tensor<8x8xf32>, %[[W1:.*]]: tensor<8x8xf32>)
+// CHECK-NOT:     linalg.
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK:         %[[M0:.*]] = call @cuvil_kernel_0_matmul(%[[X]], %[[W0]], %[[E]])
+// CHECK:         %[[R0:.*]] = call @cuvil_kernel_1_generic(%[[M0]], %[[E]])
+// CHECK:         %[[M1:.*]] = call @cuvil_kernel_0_matmul(%[[R0]], %[[W1]], %[[E]])
+// CHECK:         %[[R1:.*]] = call @cuvil_kernel_1_generic(%[[M1]], %[[E]])
+// CHECK:         return %[[R1]]
+// CHECK-LABEL: func.func private @cuvil_kernel_0_matmul
+// CHECK-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x8xf32>, %[[OUT:.*]]: tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : tensor<4x8xf32>)
+// CHECK:         linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[F]] : tensor<4x8xf32>)
+// CHECK-LABEL: func.func private @cuvil_kernel_1_generic
+// CHECK:         arith.maximumf
+// CHECK-NOT:   func.func private
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<4x8xf32>, %w0: tensor<8x8xf32>, %w1: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0 = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.maximumf %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %m1 = linalg.matmul ins(%r0, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m1 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.maximumf %in, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Different constants make different kernels; a slice read by one op goes
+// into its kernel (the whole tensor is passed, not a copy of the slice).
+// CHECK-LABEL: func.func @slices
+// CHECK:         call @cuvil_kernel_0_generic(%arg0, %{{.*}})
+// CHECK:         call @cuvil_kernel_1_generic(%arg0, %{{.*}})
+// CHECK-LABEL: func.func private @cuvil_kernel_0_generic
+// CHECK-SAME:    (%[[T:.*]]: tensor<4x16xf32>, %{{.*}}: tensor<4x8xf32>)
+// CHECK:         arith.constant 2.000000e+00
+// CHECK:         tensor.extract_slice %[[T]][0, 0] [4, 8] [1, 1]
+// CHECK-LABEL: func.func private @cuvil_kernel_1_generic
+// CHECK:         arith.constant 3.000000e+00
+// CHECK:         tensor.extract_slice %{{.*}}[0, 8] [4, 8] [1, 1]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @slices(%t: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = tensor.extract_slice %t[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %b = tensor.extract_slice %t[0, 8] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %ra = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %two : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %rb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.mulf %in, %three : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %ra, %rb : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Dynamic shapes stay in place.
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         linalg.generic
+// CHECK-NOT:   func.func private
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dynamic(%x: tensor<?x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
