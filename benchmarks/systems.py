@@ -29,17 +29,23 @@ def inductor(model, inputs, threads):
     return (lambda: fast(*inputs)), {"compile_cold_s": time.perf_counter() - t}
 
 
+def _onnx_export(model, inputs) -> str:
+    """The model as an ONNX file (opset 17), shared by onnxruntime and IREE."""
+    path = os.path.join(tempfile.mkdtemp(prefix="cuvil-bench-"), "model.onnx")
+    try:
+        torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17)
+    except Exception as err:  # noqa: BLE001 - exporter failures vary by model
+        raise Skip(f"ONNX export failed: {type(err).__name__}: {str(err)[:120]}")
+    return path
+
+
 def onnxruntime(model, inputs, threads):
     try:
         import onnxruntime as ort
     except ImportError:
         raise Skip("onnxruntime not installed (pip install .[bench])")
-    path = os.path.join(tempfile.mkdtemp(prefix="cuvil-bench-"), "model.onnx")
     t = time.perf_counter()
-    try:
-        torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17)
-    except Exception as err:  # noqa: BLE001 - exporter failures vary by model
-        raise Skip(f"ONNX export failed: {type(err).__name__}: {str(err)[:120]}")
+    path = _onnx_export(model, inputs)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
@@ -55,11 +61,43 @@ def onnxruntime(model, inputs, threads):
 
 
 def iree(model, inputs, threads):
+    """ONNX -> iree-import-onnx -> iree-compile (llvm-cpu, host CPU) -> the
+    local-task driver with `threads` worker threads."""
+    import shutil
+    import subprocess
     try:
-        import iree.turbine.aot  # noqa: F401
+        import iree.compiler as ireec
+        import iree.runtime as ireert
     except ImportError:
-        raise Skip("IREE (iree-turbine) not installed")
-    raise Skip("IREE runner not wired up in this harness")
+        raise Skip("IREE not installed (pip install iree-base-compiler iree-base-runtime)")
+    importer = shutil.which("iree-import-onnx") or os.path.join(
+        os.path.dirname(os.path.realpath(__import__("sys").executable)), "iree-import-onnx")
+    t = time.perf_counter()
+    path = _onnx_export(model, inputs)
+    mlir = path.replace(".onnx", ".mlir")
+    proc = subprocess.run([importer, path, "-o", mlir], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise Skip(f"iree-import-onnx failed: {(proc.stderr.strip().splitlines() or ['?'])[-1][:120]}")
+    try:
+        vmfb = ireec.compile_file(mlir, target_backends=["llvm-cpu"],
+                                  extra_args=["--iree-llvmcpu-target-cpu=host"])
+    except Exception as err:  # noqa: BLE001 - compiler diagnostics
+        raise Skip(f"iree-compile failed: {str(err).strip().splitlines()[-1][:120]}")
+    ireert.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    config = ireert.Config("local-task")
+    ctx = ireert.SystemContext(config=config)
+    ctx.add_vm_module(ireert.VmModule.copy_buffer(config.vm_instance, vmfb))
+    module = ctx.modules.module
+    entry = next(n for n in ("main_graph", "main", "forward") if n in module.vm_module.function_names)
+    fn = module[entry]
+    feed = [x.numpy() for x in inputs]
+    compile_s = time.perf_counter() - t
+
+    def run():
+        out = fn(*feed)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        return torch.from_numpy(out.to_host())
+    return run, {"compile_cold_s": compile_s}
 
 
 def cuvil(model, inputs, threads):
