@@ -86,6 +86,8 @@ def _run(cmd, stage, **kw):
 
 
 RUNTIME_SUPPORT = Path(__file__).absolute().parent / "runtime_support.c"
+# The MLIR async runtime ABI with a spinning worker pool (multi-threaded builds).
+PARALLEL_RUNTIME = Path(__file__).absolute().parent / "parallel_runtime.c"
 
 
 # Only the C-interface entry points (and the AOT wrapper's API) are exported.
@@ -123,11 +125,10 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str 
             llc_input = bc
         _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
               "--relocation-model=pic", llc_input, "-o", obj], "codegen")
-        libs = []
         if num_threads > 1:
-            libs = [f"-L{tools.mlir_lib_dir()}", f"-Wl,-rpath,{tools.mlir_lib_dir()}",
-                    "-lmlir_async_runtime"]
-        link_shared(obj, so, libs)
+            link_shared(obj, so, ["-pthread"], extra_sources=[PARALLEL_RUNTIME])
+        else:
+            link_shared(obj, so)
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
     _atomic_write(lib, data)
