@@ -236,8 +236,10 @@ class CompiledModule:
         # The raise pipeline (and the packing script it runs) decides the
         # library's arguments, the lowering pipeline its code.
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
+        # The C runtime linked into every library is part of it too.
+        runtime = artifact.RUNTIME_SUPPORT.read_text() + artifact.PARALLEL_RUNTIME.read_text()
         return (scripts, raise_stage, lowering.pipeline(threads), f"threads={threads}",
-                f"opt={self.opt_level}")
+                f"opt={self.opt_level}", runtime)
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint

@@ -30,7 +30,12 @@ typedef struct Task {
   struct Task *next;
 } Task;
 
-enum { SPIN_ROUNDS = 20000 }; /* ~0.1-0.2 ms of polling before a worker sleeps */
+/* Polling rounds before an idle worker sleeps: ~2-4 ms, so that a worker stays
+ * awake through the serial stretches of one model call (a 0.1 ms spin left
+ * BERT-base at 2 threads bimodal, 121 or 135-145 ms per process: a worker that
+ * has gone to sleep costs a futex wake-up at the next region). OpenMP runtimes
+ * spin similarly. CUVIL_SPIN_ROUNDS overrides it (0: sleep at once). */
+static int SPIN_ROUNDS = 200000;
 
 static struct {
   pthread_mutex_t mu;
@@ -106,6 +111,9 @@ static void *workerMain(void *arg) {
 }
 
 static void startWorkers(void) {
+  const char *spin = getenv("CUVIL_SPIN_ROUNDS");
+  if (spin && atoi(spin) >= 0)
+    SPIN_ROUNDS = atoi(spin);
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   const char *env = getenv("CUVIL_NUM_THREADS");
   if (env && atoi(env) > 0)
@@ -299,7 +307,7 @@ int64_t mlirAsyncRuntimeAddTokenToGroup(void *tokenPtr, void *groupPtr) {
 
 /* Waiting threads run queued tasks (the tasks they wait for, typically). */
 static void helpUntil(bool (*done)(Object *), Object *o) {
-  unsigned idle = 0;
+  int idle = 0;
   while (!done(o)) {
     if (runOneTask()) {
       idle = 0;
