@@ -7,6 +7,7 @@ a small manifest records size and SHA-256, and an entry that does not match
 it (truncated, corrupted) or that is not owned by this user / is writable by
 others is refused and rebuilt.
 """
+import functools
 import hashlib
 import json
 import os
@@ -90,6 +91,12 @@ RUNTIME_SUPPORT = Path(__file__).absolute().parent / "runtime_support.c"
 PARALLEL_RUNTIME = Path(__file__).absolute().parent / "parallel_runtime.c"
 
 
+@functools.lru_cache(maxsize=None)
+def runtime_sources() -> str:
+    """The C linked into every library: part of what decides its code."""
+    return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()
+
+
 # Only the C-interface entry points (and the AOT wrapper's API) are exported.
 # The rest (the plain `main` MLIR emits, memrefCopy, ...) stays local, so it
 # can neither interpose on nor be interposed by a host program's symbols.
@@ -126,7 +133,9 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str 
         _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
               "--relocation-model=pic", llc_input, "-o", obj], "codegen")
         if num_threads > 1:
-            link_shared(obj, so, ["-pthread"], extra_sources=[PARALLEL_RUNTIME])
+            # The pool has as many threads as the library was compiled for.
+            link_shared(obj, so, ["-pthread", f"-DCUVIL_NUM_THREADS={num_threads}"],
+                        extra_sources=[PARALLEL_RUNTIME])
         else:
             link_shared(obj, so)
         data = so.read_bytes()

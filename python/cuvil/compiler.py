@@ -237,9 +237,8 @@ class CompiledModule:
         # library's arguments, the lowering pipeline its code.
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
         # The C runtime linked into every library is part of it too.
-        runtime = artifact.RUNTIME_SUPPORT.read_text() + artifact.PARALLEL_RUNTIME.read_text()
         return (scripts, raise_stage, lowering.pipeline(threads), f"threads={threads}",
-                f"opt={self.opt_level}", runtime)
+                f"opt={self.opt_level}", artifact.runtime_sources())
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint

@@ -97,14 +97,7 @@ class Function:
 
     def __call__(self, *arrays: np.ndarray, out_shapes=None) -> List[np.ndarray]:
         """`out_shapes` gives the output sizes when some are dynamic."""
-        if len(arrays) != len(self.inputs):
-            raise ValueError(f"{self.name} takes {len(self.inputs)} arrays, got {len(arrays)}")
-        shapes = out_shapes or [tuple(s.shape) for s in self.outputs]
-        outs = [aligned_empty(shape, s.np_dtype) for shape, s in zip(shapes, self.outputs)]
-        keep = [as_aligned(a) for a in arrays] + outs
-        descs = [descriptor(a) for a in keep]
-        self._fn(*[ctypes.addressof(d) for d in descs])
-        return outs
+        return self.bind({})(*arrays, out_shapes=out_shapes)
 
     def bind(self, fixed: Dict[int, np.ndarray]) -> "BoundFunction":
         """This function with the arrays at `fixed` positions (weights) passed

@@ -9,8 +9,9 @@
  * and a thread waiting for a group runs queued tasks itself instead of blocking.
  * It also makes N-thread libraries depend on libc only (no libLLVM.so).
  *
- * Objects (tokens, values, groups) are reference counted as upstream: created
- * with one reference, destroyed when the count drops to zero. Each has a mutex
+ * Objects (tokens, values, groups) are reference counted as upstream (tokens
+ * and values start with two references, groups with one; see newObject),
+ * destroyed when the count drops to zero. Each has a mutex
  * guarding its state and its awaiters; the task queue has its own. */
 #include <pthread.h>
 #include <sched.h>
@@ -107,15 +108,18 @@ static void *workerMain(void *arg) {
   }
 }
 
+/* The thread count the library was compiled for (artifact.py passes it), the
+ * calling thread included; the online CPUs when built without it. */
+#ifndef CUVIL_NUM_THREADS
+#define CUVIL_NUM_THREADS 0
+#endif
+
 static void startWorkers(void) {
   const char *spin = getenv("CUVIL_SPIN_ROUNDS");
   if (spin && atoi(spin) >= 0)
     SPIN_ROUNDS = atoi(spin);
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  const char *env = getenv("CUVIL_NUM_THREADS");
-  if (env && atoi(env) > 0)
-    cpus = atoi(env);
-  pool.numWorkers = cpus > 1 ? (int)cpus - 1 : 1;
+  long threads = CUVIL_NUM_THREADS > 0 ? CUVIL_NUM_THREADS : sysconf(_SC_NPROCESSORS_ONLN);
+  pool.numWorkers = threads > 1 ? (int)threads - 1 : 1;
   pool.workers = calloc((size_t)pool.numWorkers, sizeof(pthread_t));
   for (int i = 0; i < pool.numWorkers; ++i)
     if (pthread_create(&pool.workers[i], NULL, workerMain, NULL) != 0)
