@@ -15,6 +15,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
     registerCuvilWidenBoolMemrefs();
+    registerCuvilWinogradConv();
     return true;
   }();
   (void)once;

@@ -29,7 +29,7 @@
 //     blocks; 16x16 tiles of the two innermost output dims, peeled; vectorized
 //     (a transpose of the innermost dim becomes the AVX-512 16x16 shuffle
 //     transpose, a permutation of outer dims becomes row copies).
-//   * all-parallel ops (rank 1-4: linalg.generic, fill, copy, ...):
+//   * all-parallel ops (rank 1-5: linalg.generic, fill, copy, ...):
 //     scf.forall over EW_ROWS-row blocks of the second-innermost dim (rank 1:
 //     4096-element blocks), then one row at a time in EW_VEC-wide chunks, the
 //     partial last chunk peeled and masked. Broadcast operands, gathers
@@ -271,6 +271,21 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%s: !transform.any_op):
       %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
       %c = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // All loops parallel, rank 5.
+  transform.named_sequence @cuvil_ew_match_parallel_r5(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_ew_match_top failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 5 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %r, %c : !transform.param<i64>
       transform.match.structured.dim %s[all] {parallel} : !transform.any_op
       transform.match.structured.yield
@@ -609,6 +624,34 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // Rank 5 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big_r5(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 5 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %m2 = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %m2 : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      %m3 = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d3, %m3 : !transform.param<i64>
+      %d4 = transform.match.structured.dim %s[4] : (!transform.any_op) -> !transform.param<i64>
+      %m4 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d4, %m4 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big_r5(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r5 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big_r5 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
   transform.named_sequence @cuvil_ew_rows_r1(%op: !transform.any_op {transform.consumed}) {
     %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
     %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [4096]
@@ -790,6 +833,34 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Elementwise, rank 5: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_r5(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [1, 1, 1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %l2, %l3, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, 1, 1, 1, %ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, 1, 1, %ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
   // Elementwise, rank 1: scf.forall over row blocks, loops over single rows and
   // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
   transform.named_sequence @cuvil_ew_parallel_ser_r1(%op: !transform.any_op {transform.consumed}) {
@@ -898,6 +969,34 @@ module attributes {transform.with_named_sequence} {
       transform.sequence %t : !transform.any_op failures(suppress) {
       ^bb1(%tt: !transform.any_op):
         transform.structured.vectorize %tt vector_sizes [1, 1, 1, %ew_v] : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Elementwise, rank 5: scf.forall over row blocks, loops over single rows and
+  // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
+  transform.named_sequence @cuvil_ew_parallel_ser_r5(%op: !transform.any_op {transform.consumed}) {
+    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
+    %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
+
+    %t0, %forall, %ol1, %ol2, %ol3 = transform.structured.tile_using_for %op tile_sizes [1, 1, 1, %ew_r, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %t1, %l0, %l1, %l2, %l3, %lv = transform.structured.tile_using_for %t0 tile_sizes [1, 1, 1, 1, %ew_v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+
+    transform.sequence %lv : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+
+    %tiles = transform.structured.match interface{LinalgOp} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.sequence %t : !transform.any_op failures(suppress) {
+      ^bb1(%tt: !transform.any_op):
+        transform.structured.vectorize %tt vector_sizes [1, 1, 1, 1, %ew_v] : !transform.any_op, !transform.param<i64>
       }
     }
     transform.yield
@@ -1397,10 +1496,12 @@ module attributes {transform.with_named_sequence} {
         @cuvil_ew_match_parallel_big_r2 -> @cuvil_ew_parallel_r2,
         @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
         @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
+        @cuvil_ew_match_parallel_big_r5 -> @cuvil_ew_parallel_r5,
         @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
         @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
         @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,
-        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4
+        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4,
+        @cuvil_ew_match_parallel_r5 -> @cuvil_ew_parallel_ser_r5
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs2 : !transform.any_op {
     ^bb0(%f: !transform.any_op):

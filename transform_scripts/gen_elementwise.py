@@ -4,6 +4,9 @@ The transform dialect needs a tile-size list per rank, so the per-rank
 matchers and schedules are written out here; edit this file and rerun
 `python transform_scripts/gen_elementwise.py`."""
 RANKS = (1, 2, 3, 4)
+# All-parallel ops also at rank 5 (the Winograd transforms of
+# cuvil-winograd-conv: [alpha, alpha, tiles_h, tiles_w, channels]).
+PAR_RANKS = RANKS + (5,)
 RED_VEC = 16  # also the vector width of the partial accumulator
 
 def ones(n): return ["1"] * n
@@ -66,7 +69,7 @@ HEADER = r"""// ================================================================
 //     blocks; 16x16 tiles of the two innermost output dims, peeled; vectorized
 //     (a transpose of the innermost dim becomes the AVX-512 16x16 shuffle
 //     transpose, a permutation of outer dims becomes row copies).
-//   * all-parallel ops (rank 1-4: linalg.generic, fill, copy, ...):
+//   * all-parallel ops (rank 1-5: linalg.generic, fill, copy, ...):
 //     scf.forall over EW_ROWS-row blocks of the second-innermost dim (rank 1:
 //     4096-element blocks), then one row at a time in EW_VEC-wide chunks, the
 //     partial last chunk peeled and masked. Broadcast operands, gathers
@@ -149,10 +152,12 @@ TAIL = r"""  // ------------------------------------------------------- vector l
         @cuvil_ew_match_parallel_big_r2 -> @cuvil_ew_parallel_r2,
         @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
         @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
+        @cuvil_ew_match_parallel_big_r5 -> @cuvil_ew_parallel_r5,
         @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
         @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
         @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,
-        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4
+        @cuvil_ew_match_parallel_r4 -> @cuvil_ew_parallel_ser_r4,
+        @cuvil_ew_match_parallel_r5 -> @cuvil_ew_parallel_ser_r5
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %funcs2 : !transform.any_op {
     ^bb0(%f: !transform.any_op):
@@ -207,7 +212,7 @@ A("""  transform.named_sequence @cuvil_ew_skip(%op: !transform.any_op {transform
     transform.yield
   }
 """)
-for r in RANKS:
+for r in PAR_RANKS:
     A(f"""  // All loops parallel, rank {r}.
   transform.named_sequence @cuvil_ew_match_parallel_r{r}(%op: !transform.any_op {{transform.readonly}})
       -> !transform.any_op {{
@@ -285,13 +290,14 @@ for r in RANKS:
 # 128x768 layer-norm step (~0.01-0.02 ms). Element counts cannot be computed in
 # a matcher, so "big" is a per-rank shape test (transformer-sized):
 #   rank 1: n >= 131072; rank 2: rows >= 64 and cols >= PAR_MIN_COLS (3072);
-#   rank 3: d0 >= 4 and d1, d2 >= 128; rank 4: d1 >= 4 and d2, d3 >= 128.
+#   rank 3: d0 >= 4 and d1, d2 >= 128; rank 4: d1 >= 4 and d2, d3 >= 128;
+#   rank 5: d2, d3 >= 4 and d4 >= 64 (Winograd transforms of ResNet-sized convs).
 BIG = {1: [(0, 131072)], 2: [(0, 64), (1, 3072)], 3: [(0, 4), (1, 128), (2, 128)],
-       4: [(1, 4), (2, 128), (3, 128)]}
+       4: [(1, 4), (2, 128), (3, 128)], 5: [(2, 4), (3, 4), (4, 64)]}
 CHECK = ("      %d{d} = transform.match.structured.dim %s[{d}] : (!transform.any_op) -> !transform.param<i64>\n"
          "      %m{d} = transform.param.constant {v} : i64 -> !transform.param<i64>{tag}\n"
          "      transform.match.param.cmpi ge %d{d}, %m{d} : !transform.param<i64>\n")
-for r in RANKS:
+for r in PAR_RANKS:
     checks = "".join(CHECK.format(d=d, v=v, tag="   // param: PAR_MIN_COLS" if (r, d) == (2, 1) else "")
                      for d, v in BIG[r])
     A(f"""  // Rank {r} and big enough for an scf.forall (see gen_elementwise.py).
@@ -307,7 +313,7 @@ for r in RANKS:
   }}
 """)
     for cat in ("parallel", "rowred", "transpose", "rows"):
-        if cat in ("rowred", "transpose") and r == 1:
+        if (cat in ("rowred", "transpose") and r == 1) or (cat != "parallel" and r not in RANKS):
             continue
         A(f"""  transform.named_sequence @cuvil_ew_match_{cat}_big_r{r}(%op: !transform.any_op {{transform.readonly}})
       -> !transform.any_op {{
@@ -347,7 +353,7 @@ PARAMS = """    %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64
     %ew_v = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: EW_VEC
 """
 # parallel actions
-for PAR, r in [(par, r) for par in (True, False) for r in RANKS]:
+for PAR, r in [(par, r) for par in (True, False) for r in PAR_RANKS]:
     A(f"""  // Elementwise, rank {r}: scf.forall over row blocks, loops over single rows and
   // EW_VEC-wide column chunks (the partial last chunk peeled), vectorized.
   transform.named_sequence @cuvil_ew_parallel{suf()}_r{r}(%op: !transform.any_op {{transform.consumed}}) {{

@@ -1,0 +1,95 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-winograd-conv | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --cuvil-winograd-conv=output-tile=2 | FileCheck %s --check-prefix=TILE2
+// RUN: not cuvil-opt %s --split-input-file --cuvil-winograd-conv=output-tile=3 2>&1 | FileCheck %s --check-prefix=BAD
+// 3x3 stride-1 NCHW convolutions become Winograd F(m x m, 3 x 3): input
+// transpose to HWC, two 1-D input transforms, the filter transform (a weight-
+// only generic), one batch_matmul over the (m+2)^2 tile positions, two 1-D
+// output transforms, transpose back to NCHW.
+
+// BAD: output-tile must be 0, 2 or 4, got 3
+
+// 18x18 (padded) input -> 16x16 output: F(4x4) (auto), 4x4 tiles, no extra padding.
+// CHECK-LABEL: func.func @exact_tiles
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x18x18xf32>) outs(%{{.*}} : tensor<18x18x16xf32>) permutation = [1, 2, 0]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x18x16xf32>)
+// CHECK:           math.fma
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x6x4x4x16xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<32x16x3x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x16x16xf32>, tensor<36x16x32xf32>) outs(%{{.*}} : tensor<36x16x32xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6x4x4x32xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4x4x4x32xf32>)
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x16x32xf32>) outs(%{{.*}} : tensor<32x16x16xf32>) permutation = [2, 0, 1]
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 32, 16, 16]
+// CHECK-NEXT:    return %[[R]]
+// TILE2-LABEL: func.func @exact_tiles
+// TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x64x16xf32>, tensor<16x16x32xf32>)
+func.func @exact_tiles(%x: tensor<1x16x18x18xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x16x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x16x18x18xf32>, tensor<32x16x3x3xf32>) outs(%init : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
+  return %y : tensor<1x32x16x16xf32>
+}
+
+// -----
+
+// 15x17 output: the input is zero-padded up to whole tiles (4x5 tiles of 4),
+// the result cropped; a non-zero init (a bias) is added at the end.
+// CHECK-LABEL: func.func @partial_tiles_with_init
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[0, 1, 3]
+// CHECK:         : tensor<24x17x19xf32> to tensor<24x18x22xf32>
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x20x24xf32>, tensor<36x24x40xf32>)
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<40x16x20xf32>)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [40, 15, 17] [1, 1, 1] : tensor<40x16x20xf32> to tensor<40x15x17xf32>
+// CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %[[INIT:.*]] : tensor<1x40x15x17xf32>, tensor<1x40x15x17xf32>)
+// CHECK:           arith.addf
+// CHECK:         return %[[SUM]]
+func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x3x3xf32>,
+                                   %init: tensor<1x40x15x17xf32>) -> tensor<1x40x15x17xf32> {
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x24x17x19xf32>, tensor<40x24x3x3xf32>) outs(%init : tensor<1x40x15x17xf32>) -> tensor<1x40x15x17xf32>
+  return %y : tensor<1x40x15x17xf32>
+}
+
+// -----
+
+// Left to the direct schedule: stride 2, a 5x5 filter, batch 2, too few
+// channels, and (by default only) a 7x7 output.
+// CHECK-LABEL: func.func @not_candidates
+// CHECK-COUNT-5: linalg.conv_2d_nchw_fchw
+// CHECK-NOT:     linalg.batch_matmul
+// TILE2-LABEL: func.func @not_candidates
+// TILE2-COUNT-4: linalg.conv_2d_nchw_fchw
+// TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x16x64xf32>, tensor<16x64x64xf32>)
+func.func @not_candidates(%x: tensor<1x64x17x17xf32>, %w: tensor<64x64x3x3xf32>, %w5: tensor<64x64x5x5xf32>,
+                          %xb: tensor<2x64x16x16xf32>, %xs: tensor<1x8x16x16xf32>, %ws: tensor<64x8x3x3xf32>,
+                          %x7: tensor<1x64x9x9xf32>)
+    -> (tensor<1x64x8x8xf32>, tensor<1x64x13x13xf32>, tensor<2x64x14x14xf32>, tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x64x8x8xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %s2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+          ins(%x, %w : tensor<1x64x17x17xf32>, tensor<64x64x3x3xf32>) outs(%i0 : tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %e1 = tensor.empty() : tensor<1x64x13x13xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x64x13x13xf32>) -> tensor<1x64x13x13xf32>
+  %k5 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+          ins(%x, %w5 : tensor<1x64x17x17xf32>, tensor<64x64x5x5xf32>) outs(%i1 : tensor<1x64x13x13xf32>) -> tensor<1x64x13x13xf32>
+  %e2 = tensor.empty() : tensor<2x64x14x14xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x64x14x14xf32>) -> tensor<2x64x14x14xf32>
+  %b2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+          ins(%xb, %w : tensor<2x64x16x16xf32>, tensor<64x64x3x3xf32>) outs(%i2 : tensor<2x64x14x14xf32>) -> tensor<2x64x14x14xf32>
+  %e3 = tensor.empty() : tensor<1x64x14x14xf32>
+  %i3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %c8 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+          ins(%xs, %ws : tensor<1x8x16x16xf32>, tensor<64x8x3x3xf32>) outs(%i3 : tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %e4 = tensor.empty() : tensor<1x64x7x7xf32>
+  %i4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  %o7 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+          ins(%x7, %w : tensor<1x64x9x9xf32>, tensor<64x64x3x3xf32>) outs(%i4 : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
+  return %s2, %k5, %b2, %c8, %o7 : tensor<1x64x8x8xf32>, tensor<1x64x13x13xf32>, tensor<2x64x14x14xf32>, tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>
+}
