@@ -113,6 +113,45 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::ModuleOp"> {
+  let summary = "NCHW convolutions with many channels as im2col + one matmul";
+  let description = [{
+    Rewrites `linalg.conv_2d_nchw_fchw` on static f32 tensors with batch 1, at
+    least 16 input and 32 output channels (any filter size, stride, dilation)
+    into an im2col matmul with the output channels as the matmul's columns:
+    the input is transposed to HWC, the KH x KW strided windows are copied
+    into cols[OH*OW][KH*KW*C] (C-long contiguous rows), and
+    out[OH*OW][F] = cols x W^T, where W^T[KH*KW*C][F] is weight-only work
+    (cuvil-split-prepack hoists it, pack_cpu packs it into panels). The
+    result is transposed back to NCHW; a non-zero init is added at the end.
+    The matmul runs on matmul_cpu's register kernel along F; the direct
+    conv_cpu schedule vectorizes along strided output columns and packs the
+    filter per call, which made ResNet-18's stride-2 and 1x1 convs run at
+    35-90 GFLOP/s. Run it after cuvil-winograd-conv (which keeps the 3x3
+    stride-1 convs it takes) and before cuvil-split-prepack.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Make every multi-dimensional scf.parallel one-dimensional";
+  let description = [{
+    Collapses the induction variables of each scf.parallel without reductions
+    into one (the body delinearizes it). Run it right before
+    `async-parallel-for`: for a multi-dimensional loop whose inner trip counts
+    are static, that pass rounds the block size up to a multiple of the inner
+    iterations but keeps the block count computed from the unrounded size, so
+    the last blocks start past the end, wrap around in its delinearization and
+    run iterations a second time, concurrently with their first run (LLVM
+    22.1.8: a 36 x 2 forall split into 15 blocks of 6 instead of 12).
+    Iterations that accumulate into their output tile then come out doubled,
+    and the others are computed twice. A one-dimensional loop takes the path
+    without the rounding.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

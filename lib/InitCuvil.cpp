@@ -8,7 +8,9 @@ void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
 
 void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
+    registerCuvilCollapseParallelLoops();
     registerCuvilEarlyDealloc();
+    registerCuvilIm2colConv();
     registerCuvilLowerToLinalg();
     registerCuvilMathApprox();
     registerCuvilOutlineKernels();

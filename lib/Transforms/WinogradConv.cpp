@@ -8,10 +8,8 @@
 // the channel dim innermost: the elementwise schedule vectorizes it along
 // channels, and the strided tile reads are row offsets, never gathers.
 //===----------------------------------------------------------------------===//
+#include "ConvRewrite.h"
 #include "cuvil/Transforms/Passes.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILWINOGRADCONV
@@ -19,6 +17,7 @@ namespace mlir::cuvil {
 } // namespace mlir::cuvil
 
 using namespace mlir;
+using namespace mlir::cuvil;
 
 namespace {
 
@@ -67,110 +66,21 @@ WinogradMatrices matricesFor(int64_t m) {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-struct Builder {
-  OpBuilder &b;
-  Location loc;
-  Type f32;
-
-  Value empty(ArrayRef<int64_t> shape) { return tensor::EmptyOp::create(b, loc, shape, f32); }
-
-  Value zeros(ArrayRef<int64_t> shape) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty(shape)}).getResult(0);
-  }
-
-  Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values) {
-    auto type = RankedTensorType::get(shape, f32);
-    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
-  }
-
-  /// Column `col` of the row-major `rows` x `cols` matrix as a 1-D constant.
-  Value column(ArrayRef<float> matrix, int64_t rows, int64_t cols, int64_t col) {
-    SmallVector<float> v;
-    for (int64_t r = 0; r < rows; ++r)
-      v.push_back(matrix[r * cols + col]);
-    return constant({rows}, v);
-  }
-
-  SmallVector<OpFoldResult> attrs(ArrayRef<int64_t> v) {
-    return llvm::map_to_vector(v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
-  }
-
-  Value slice(Value src, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
-              ArrayRef<int64_t> resultShape) {
-    auto type = RankedTensorType::get(resultShape, f32);
-    return tensor::ExtractSliceOp::create(b, loc, type, src, attrs(offsets), attrs(sizes), attrs(strides));
-  }
-
-  Value collapse(Value src, ArrayRef<ReassociationIndices> groups) {
-    return tensor::CollapseShapeOp::create(b, loc, src, groups);
-  }
-
-  Value expand(Value src, ArrayRef<int64_t> shape, ArrayRef<ReassociationIndices> groups) {
-    return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, f32), src, groups);
-  }
-
-  /// out[...] = sum_k coef_k[...] * tap_k[...]: one 1-D transform step. All
-  /// taps share `tapMap`, all coefficient vectors `coefMap` (a single loop:
-  /// the row of the transform matrix being computed).
-  Value combine(ArrayRef<Value> taps, ArrayRef<Value> coefs, AffineMap tapMap, AffineMap coefMap,
-                ArrayRef<int64_t> outShape) {
-    unsigned rank = outShape.size();
-    SmallVector<Value> ins(taps);
-    ins.append(coefs.begin(), coefs.end());
-    SmallVector<AffineMap> maps(taps.size(), tapMap);
-    maps.append(coefs.size(), coefMap);
-    maps.push_back(b.getMultiDimIdentityMap(rank));
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    size_t n = taps.size();
-    auto op = linalg::GenericOp::create(
-        b, loc, TypeRange{RankedTensorType::get(outShape, f32)}, ins, ValueRange{empty(outShape)}, maps,
-        iters, [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value acc = arith::MulFOp::create(nb, l, a[0], a[n]);
-          for (size_t k = 1; k < n; ++k)
-            acc = math::FmaOp::create(nb, l, a[k], a[n + k], acc);
-          linalg::YieldOp::create(nb, l, acc);
-        });
-    return op.getResult(0);
-  }
-
-  AffineMap map(unsigned rank, ArrayRef<unsigned> dims) {
-    SmallVector<AffineExpr> exprs = llvm::map_to_vector(dims, [&](unsigned d) { return b.getAffineDimExpr(d); });
-    return AffineMap::get(rank, 0, exprs, b.getContext());
-  }
-};
-
-/// The shapes of one rewrite; the names follow the description in
-/// CuvilPasses.td.
-struct ConvShape {
-  int64_t c, f, hp, wp, oh, ow;
-};
-
 std::optional<ConvShape> winogradCandidate(linalg::Conv2DNchwFchwOp conv) {
-  auto in = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
-  auto filter = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
-  auto out = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
-  if (!in || !filter || !out || !in.hasStaticShape() || !filter.hasStaticShape() || !out.hasStaticShape())
-    return std::nullopt;
-  if (!in.getElementType().isF32() || !filter.getElementType().isF32() || !out.getElementType().isF32())
-    return std::nullopt;
+  // Small channel counts leave the transforms, which scale with C + F,
+  // larger than the product they save (C x F).
+  std::optional<ConvShape> s = batchOneConvShape(conv, /*minIn=*/16, /*minOut=*/32);
   auto ones = [](DenseIntElementsAttr a) {
     return llvm::all_of(a.getValues<int64_t>(), [](int64_t v) { return v == 1; });
   };
-  if (!ones(conv.getStrides()) || !ones(conv.getDilations()))
-    return std::nullopt;
-  ConvShape s{in.getDimSize(1), filter.getDimSize(0), in.getDimSize(2), in.getDimSize(3),
-              out.getDimSize(2), out.getDimSize(3)};
-  // Batch 1 (inference); small channel counts leave the transforms, which
-  // scale with C + F, larger than the product they save (C x F).
-  if (in.getDimSize(0) != 1 || filter.getDimSize(2) != 3 || filter.getDimSize(3) != 3 || s.c < 16 ||
-      s.f < 32 || s.oh < 4 || s.ow < 4)
+  if (!s || s->kh != 3 || s->kw != 3 || !ones(conv.getStrides()) || !ones(conv.getDilations()) || s->oh < 4 ||
+      s->ow < 4)
     return std::nullopt;
   return s;
 }
 
 Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s, WinogradMatrices w) {
-  Builder b{ob, conv.getLoc(), ob.getF32Type()};
+  TensorBuilder b{ob, conv.getLoc(), ob.getF32Type()};
   const int64_t m = w.m, alpha = m + 2;
   const int64_t th = ceilDiv(s.oh, m), tw = ceilDiv(s.ow, m);
   const int64_t hn = m * th + 2, wn = m * tw + 2;
@@ -244,22 +154,7 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
           .getResult()[0];
   if (m * th != s.oh || m * tw != s.ow)
     y = b.slice(y, {0, 0, 0}, {s.f, s.oh, s.ow}, {1, 1, 1}, {s.f, s.oh, s.ow});
-  y = b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2}, {3}});
-
-  // conv accumulates into its init: add it unless it is zeros.
-  Value init = conv.getOutputs()[0];
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
-    return y;
-  auto id = ob.getMultiDimIdentityMap(4);
-  return linalg::GenericOp::create(ob, b.loc, TypeRange{init.getType()}, ValueRange{y, init},
-                                   ValueRange{b.empty({1, s.f, s.oh, s.ow})}, ArrayRef<AffineMap>{id, id, id},
-                                   SmallVector<utils::IteratorType>(4, par),
-                                   [](OpBuilder &nb, Location l, ValueRange a) {
-                                     linalg::YieldOp::create(nb, l,
-                                                             arith::AddFOp::create(nb, l, a[0], a[1]).getResult());
-                                   })
-      .getResult(0);
+  return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2}, {3}}));
 }
 
 struct CuvilWinogradConvPass : cuvil::impl::CuvilWinogradConvBase<CuvilWinogradConvPass> {

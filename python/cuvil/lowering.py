@@ -33,7 +33,7 @@ def parallel_passes(num_threads: int) -> list:
     if num_threads <= 1:
         return ["scf-forall-to-for"]
     return [
-        "scf-forall-to-parallel",
+        "scf-forall-to-parallel", "cuvil-collapse-parallel-loops",
         f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
         "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
         "convert-async-to-llvm",

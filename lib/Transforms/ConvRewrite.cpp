@@ -1,0 +1,41 @@
+//===- ConvRewrite.cpp - building blocks of the conv rewrites -------------===//
+#include "ConvRewrite.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::cuvil;
+
+std::optional<ConvShape> mlir::cuvil::batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_t minIn,
+                                                        int64_t minOut) {
+  if (!conv.hasPureTensorSemantics())
+    return std::nullopt;
+  auto in = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto filter = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  auto out = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
+  if (!in || !filter || !out || !in.hasStaticShape() || !filter.hasStaticShape() || !out.hasStaticShape())
+    return std::nullopt;
+  if (!in.getElementType().isF32() || !filter.getElementType().isF32() || !out.getElementType().isF32())
+    return std::nullopt;
+  ConvShape s{in.getDimSize(1),  filter.getDimSize(0), in.getDimSize(2),     in.getDimSize(3),
+              out.getDimSize(2), out.getDimSize(3),    filter.getDimSize(2), filter.getDimSize(3)};
+  if (in.getDimSize(0) != 1 || s.c < minIn || s.f < minOut)
+    return std::nullopt;
+  return s;
+}
+
+Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result) {
+  Value init = conv.getOutputs()[0];
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
+    return result;
+  auto type = cast<RankedTensorType>(init.getType());
+  AffineMap id = b.b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b.b, b.loc, TypeRange{type}, ValueRange{result, init}, ValueRange{b.empty(type.getShape())},
+             ArrayRef<AffineMap>{id, id, id},
+             SmallVector<utils::IteratorType>(type.getRank(), utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange a) {
+               linalg::YieldOp::create(nb, l, arith::AddFOp::create(nb, l, a[0], a[1]).getResult());
+             })
+      .getResult(0);
+}

@@ -1,0 +1,105 @@
+//===- ConvRewrite.h - building blocks of the conv rewrites ----*- C++ -*-===//
+// Shared by cuvil-winograd-conv and cuvil-im2col-conv, which turn a static
+// f32 batch-1 linalg.conv_2d_nchw_fchw into transposes, slices, generics
+// and one (batch) matmul on tensors.
+//===----------------------------------------------------------------------===//
+#ifndef CUVIL_LIB_TRANSFORMS_CONVREWRITE_H
+#define CUVIL_LIB_TRANSFORMS_CONVREWRITE_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::cuvil {
+
+/// Static f32 tensor IR at one location.
+struct TensorBuilder {
+  OpBuilder &b;
+  Location loc;
+  Type f32;
+
+  Value empty(ArrayRef<int64_t> shape) { return tensor::EmptyOp::create(b, loc, shape, f32); }
+
+  Value zeros(ArrayRef<int64_t> shape) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty(shape)}).getResult(0);
+  }
+
+  Value constant(ArrayRef<int64_t> shape, ArrayRef<float> values) {
+    auto type = RankedTensorType::get(shape, f32);
+    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+  }
+
+  /// Column `col` of the row-major `rows` x `cols` matrix as a 1-D constant.
+  Value column(ArrayRef<float> matrix, int64_t rows, int64_t cols, int64_t col) {
+    SmallVector<float> v;
+    for (int64_t r = 0; r < rows; ++r)
+      v.push_back(matrix[r * cols + col]);
+    return constant({rows}, v);
+  }
+
+  SmallVector<OpFoldResult> attrs(ArrayRef<int64_t> v) {
+    return llvm::map_to_vector(v, [&](int64_t x) -> OpFoldResult { return b.getIndexAttr(x); });
+  }
+
+  Value slice(Value src, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes, ArrayRef<int64_t> strides,
+              ArrayRef<int64_t> resultShape) {
+    auto type = RankedTensorType::get(resultShape, f32);
+    return tensor::ExtractSliceOp::create(b, loc, type, src, attrs(offsets), attrs(sizes), attrs(strides));
+  }
+
+  Value collapse(Value src, ArrayRef<ReassociationIndices> groups) {
+    return tensor::CollapseShapeOp::create(b, loc, src, groups);
+  }
+
+  Value expand(Value src, ArrayRef<int64_t> shape, ArrayRef<ReassociationIndices> groups) {
+    return tensor::ExpandShapeOp::create(b, loc, RankedTensorType::get(shape, f32), src, groups);
+  }
+
+  /// out[...] = sum_k coef_k[...] * tap_k[...]: one 1-D transform step. All
+  /// taps share `tapMap`, all coefficient vectors `coefMap` (a single loop:
+  /// the row of the transform matrix being computed).
+  Value combine(ArrayRef<Value> taps, ArrayRef<Value> coefs, AffineMap tapMap, AffineMap coefMap,
+                ArrayRef<int64_t> outShape) {
+    unsigned rank = outShape.size();
+    SmallVector<Value> ins(taps);
+    ins.append(coefs.begin(), coefs.end());
+    SmallVector<AffineMap> maps(taps.size(), tapMap);
+    maps.append(coefs.size(), coefMap);
+    maps.push_back(b.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    size_t n = taps.size();
+    auto op = linalg::GenericOp::create(
+        b, loc, TypeRange{RankedTensorType::get(outShape, f32)}, ins, ValueRange{empty(outShape)}, maps,
+        iters, [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value acc = arith::MulFOp::create(nb, l, a[0], a[n]);
+          for (size_t k = 1; k < n; ++k)
+            acc = math::FmaOp::create(nb, l, a[k], a[n + k], acc);
+          linalg::YieldOp::create(nb, l, acc);
+        });
+    return op.getResult(0);
+  }
+
+  AffineMap map(unsigned rank, ArrayRef<unsigned> dims) {
+    SmallVector<AffineExpr> exprs = llvm::map_to_vector(dims, [&](unsigned d) { return b.getAffineDimExpr(d); });
+    return AffineMap::get(rank, 0, exprs, b.getContext());
+  }
+};
+
+/// Sizes of a batch-1 NCHW convolution (input already padded).
+struct ConvShape {
+  int64_t c, f, hp, wp, oh, ow, kh, kw;
+};
+
+/// The shape of `conv` when it is a static f32 batch-1 convolution on
+/// tensors with at least `minIn` input and `minOut` output channels.
+std::optional<ConvShape> batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_t minIn, int64_t minOut);
+
+/// `result` (the convolution of `conv`'s operands, [1,F,OH,OW]) plus the
+/// conv's init, unless that init is a zero fill.
+Value addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result);
+
+} // namespace mlir::cuvil
+
+#endif

@@ -1,0 +1,69 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-im2col-conv | FileCheck %s
+// Convolutions with >= 16 input and >= 32 output channels become im2col +
+// one linalg.matmul with the output channels as its columns: HWC input,
+// KH*KW strided windows copied into [OH*OW][KH*KW*C], the filter transposed
+// to [KH*KW*C][F] (weight-only), the [OH*OW][F] result transposed to NCHW.
+
+// CHECK-LABEL: func.func @stride2_3x3
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+// CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<32x17x17xf32>) outs(%{{.*}} : tensor<17x17x32xf32>) permutation = [1, 2, 0]
+// CHECK-COUNT-9: tensor.extract_slice %[[XT]][{{[0-2]}}, {{[0-2]}}, 0] [8, 8, 32] [2, 2, 1]
+// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] : tensor<8x8x3x3x32xf32> into tensor<64x288xf32>
+// CHECK:         %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<48x32x3x3xf32>) outs(%{{.*}} : tensor<3x3x32x48xf32>) permutation = [2, 3, 1, 0]
+// CHECK:         %[[RHS:.*]] = tensor.collapse_shape %[[WT]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x48xf32> into tensor<288x48xf32>
+// CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[COLS]], %[[RHS]] : tensor<64x288xf32>, tensor<288x48xf32>) outs(%{{.*}} : tensor<64x48xf32>)
+// CHECK:         linalg.transpose ins(%[[MM]] : tensor<64x48xf32>) outs(%{{.*}} : tensor<48x64xf32>) permutation = [1, 0]
+// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 48, 8, 8]
+// CHECK-NEXT:    return %[[R]]
+func.func @stride2_3x3(%x: tensor<1x32x17x17xf32>, %w: tensor<48x32x3x3xf32>) -> tensor<1x48x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x48x8x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x48x8x8xf32>) -> tensor<1x48x8x8xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%x, %w : tensor<1x32x17x17xf32>, tensor<48x32x3x3xf32>) outs(%init : tensor<1x48x8x8xf32>) -> tensor<1x48x8x8xf32>
+  return %y : tensor<1x48x8x8xf32>
+}
+
+// -----
+
+// 1x1 stride 2 with a bias in the init: one window; the init is added.
+// CHECK-LABEL: func.func @downsample_with_init
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [7, 7, 64] [2, 2, 1] : tensor<14x14x64xf32> to tensor<7x7x64xf32>
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x64xf32>, tensor<64x128xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK:           arith.addf
+// CHECK:         return %[[SUM]]
+func.func @downsample_with_init(%x: tensor<1x64x14x14xf32>, %w: tensor<128x64x1x1xf32>,
+                                %init: tensor<1x128x7x7xf32>) -> tensor<1x128x7x7xf32> {
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%x, %w : tensor<1x64x14x14xf32>, tensor<128x64x1x1xf32>) outs(%init : tensor<1x128x7x7xf32>) -> tensor<1x128x7x7xf32>
+  return %y : tensor<1x128x7x7xf32>
+}
+
+// -----
+
+// Dilation 2: windows start 2 apart. Few channels (the 3-channel stem) and
+// batch 2 stay with the direct conv schedule.
+// CHECK-LABEL: func.func @dilated_and_left_alone
+// CHECK:         tensor.extract_slice %{{.*}}[4, 4, 0] [12, 12, 16] [1, 1, 1]
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<144x144xf32>, tensor<144x32xf32>)
+// CHECK-COUNT-2: linalg.conv_2d_nchw_fchw
+func.func @dilated_and_left_alone(%x: tensor<1x16x16x16xf32>, %w: tensor<32x16x3x3xf32>,
+                                  %xs: tensor<1x3x16x16xf32>, %ws: tensor<32x3x3x3xf32>,
+                                  %xb: tensor<2x16x16x16xf32>)
+    -> (tensor<1x32x12x12xf32>, tensor<1x32x14x14xf32>, tensor<2x32x14x14xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x32x12x12xf32>
+  %i0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
+  %d = linalg.conv_2d_nchw_fchw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x16x16x16xf32>, tensor<32x16x3x3xf32>) outs(%i0 : tensor<1x32x12x12xf32>) -> tensor<1x32x12x12xf32>
+  %e1 = tensor.empty() : tensor<1x32x14x14xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  %s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%xs, %ws : tensor<1x3x16x16xf32>, tensor<32x3x3x3xf32>) outs(%i1 : tensor<1x32x14x14xf32>) -> tensor<1x32x14x14xf32>
+  %e2 = tensor.empty() : tensor<2x32x14x14xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x32x14x14xf32>) -> tensor<2x32x14x14xf32>
+  %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%xb, %w : tensor<2x16x16x16xf32>, tensor<32x16x3x3xf32>) outs(%i2 : tensor<2x32x14x14xf32>) -> tensor<2x32x14x14xf32>
+  return %d, %s, %b : tensor<1x32x12x12xf32>, tensor<1x32x14x14xf32>, tensor<2x32x14x14xf32>
+}
