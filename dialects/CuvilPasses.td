@@ -100,10 +100,11 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
     not a zero fill gets that init added at the end.
 
     Run it before cuvil-split-prepack. `output-tile` forces m (2 or 4) on every
-    candidate; 0 (the default) uses m = 4 on outputs of at least 14 x 14 and
-    leaves smaller ones to the direct schedule (measured on ResNet-18's 7 x 7
-    layer: direct 2.8 ms, m = 2 4.6 ms, m = 4 5.4 ms). m = 4 is less accurate
-    (its transform constants reach 8 and 1/24): fp32 errors ~1e-5 relative.
+    candidate; 0 (the default) leaves outputs smaller than 14 x 14 alone
+    (measured on ResNet-18's 7 x 7 layer: direct 2.8 ms, m = 2 4.6 ms, m = 4
+    5.4 ms) and uses m = 4 when that gives at least 32 tiles (28 x 28 and up),
+    else m = 2. m = 4 is less accurate (its transform constants reach 8 and
+    1/24): fp32 errors ~1e-5 relative, m = 2 ~1e-6.
   }];
   let options = [
     Option<"outputTile", "output-tile", "int64_t", /*default=*/"0",

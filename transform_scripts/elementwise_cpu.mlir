@@ -652,6 +652,76 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // Rank 3 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big2_r3(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 3 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %m0 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d0, %m0 : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %m1 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d1, %m1 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %m2 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %m2 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big2_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big2_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_transpose_big2_r3(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_transpose_r3 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big2_r3 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  // Rank 4 and big enough for an scf.forall (see gen_elementwise.py).
+  transform.named_sequence @cuvil_ew_big2_r4(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %c : !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %m1 = transform.param.constant 8 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d1, %m1 : !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %m2 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %m2 : !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      %m3 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %d3, %m3 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_ew_match_parallel_big2_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_parallel_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big2_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_ew_match_transpose_big2_r4(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %o = transform.include @cuvil_ew_match_transpose_r4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_ew_big2_r4 failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.yield %op : !transform.any_op
+  }
+
   transform.named_sequence @cuvil_ew_rows_r1(%op: !transform.any_op {transform.consumed}) {
     %ew_r = transform.param.constant 8 : i64 -> !transform.param<i64>    // param: EW_ROWS
     %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [4096]
@@ -1489,6 +1559,8 @@ module attributes {transform.with_named_sequence} {
         @cuvil_ew_match_transpose_big_r2 -> @cuvil_ew_transpose_r2,
         @cuvil_ew_match_transpose_big_r3 -> @cuvil_ew_transpose_r3,
         @cuvil_ew_match_transpose_big_r4 -> @cuvil_ew_transpose_r4,
+        @cuvil_ew_match_transpose_big2_r3 -> @cuvil_ew_transpose_r3,
+        @cuvil_ew_match_transpose_big2_r4 -> @cuvil_ew_transpose_r4,
         @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_ser_r2,
         @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_ser_r3,
         @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_ser_r4,
@@ -1497,6 +1569,8 @@ module attributes {transform.with_named_sequence} {
         @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
         @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
         @cuvil_ew_match_parallel_big_r5 -> @cuvil_ew_parallel_r5,
+        @cuvil_ew_match_parallel_big2_r3 -> @cuvil_ew_parallel_r3,
+        @cuvil_ew_match_parallel_big2_r4 -> @cuvil_ew_parallel_r4,
         @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
         @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
         @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,

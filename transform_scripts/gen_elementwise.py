@@ -145,6 +145,8 @@ TAIL = r"""  // ------------------------------------------------------- vector l
         @cuvil_ew_match_transpose_big_r2 -> @cuvil_ew_transpose_r2,
         @cuvil_ew_match_transpose_big_r3 -> @cuvil_ew_transpose_r3,
         @cuvil_ew_match_transpose_big_r4 -> @cuvil_ew_transpose_r4,
+        @cuvil_ew_match_transpose_big2_r3 -> @cuvil_ew_transpose_r3,
+        @cuvil_ew_match_transpose_big2_r4 -> @cuvil_ew_transpose_r4,
         @cuvil_ew_match_transpose_r2 -> @cuvil_ew_transpose_ser_r2,
         @cuvil_ew_match_transpose_r3 -> @cuvil_ew_transpose_ser_r3,
         @cuvil_ew_match_transpose_r4 -> @cuvil_ew_transpose_ser_r4,
@@ -153,6 +155,8 @@ TAIL = r"""  // ------------------------------------------------------- vector l
         @cuvil_ew_match_parallel_big_r3 -> @cuvil_ew_parallel_r3,
         @cuvil_ew_match_parallel_big_r4 -> @cuvil_ew_parallel_r4,
         @cuvil_ew_match_parallel_big_r5 -> @cuvil_ew_parallel_r5,
+        @cuvil_ew_match_parallel_big2_r3 -> @cuvil_ew_parallel_r3,
+        @cuvil_ew_match_parallel_big2_r4 -> @cuvil_ew_parallel_r4,
         @cuvil_ew_match_parallel_r1 -> @cuvil_ew_parallel_ser_r1,
         @cuvil_ew_match_parallel_r2 -> @cuvil_ew_parallel_ser_r2,
         @cuvil_ew_match_parallel_r3 -> @cuvil_ew_parallel_ser_r3,
@@ -294,14 +298,20 @@ for r in RANKS:
 #   rank 5: d2, d3 >= 4 and d4 >= 64 (Winograd transforms of ResNet-sized convs).
 BIG = {1: [(0, 131072)], 2: [(0, 64), (1, 3072)], 3: [(0, 4), (1, 128), (2, 128)],
        4: [(1, 4), (2, 128), (3, 128)], 5: [(2, 4), (3, 4), (4, 64)]}
+# A second "big" shape test, for the conv-shaped tensors of cuvil-winograd-conv
+# and cuvil-im2col-conv (HWC <-> CHW transposes, the first Winograd input
+# transform [6, tiles_h, width, C]): every dim >= 16 at rank 3 (transformers'
+# 12-head tensors stay serial), d1 >= 8, d2 >= 16, d3 >= 64 at rank 4.
+# ResNet-18 at 2 threads: these ran serially, ~15% of the call.
+BIG2 = {3: [(0, 16), (1, 16), (2, 16)], 4: [(1, 8), (2, 16), (3, 64)]}
 CHECK = ("      %d{d} = transform.match.structured.dim %s[{d}] : (!transform.any_op) -> !transform.param<i64>\n"
          "      %m{d} = transform.param.constant {v} : i64 -> !transform.param<i64>{tag}\n"
          "      transform.match.param.cmpi ge %d{d}, %m{d} : !transform.param<i64>\n")
-for r in PAR_RANKS:
-    checks = "".join(CHECK.format(d=d, v=v, tag="   // param: PAR_MIN_COLS" if (r, d) == (2, 1) else "")
-                     for d, v in BIG[r])
+for r, big, tag in [(r, BIG[r], "") for r in PAR_RANKS] + [(r, BIG2[r], "2") for r in sorted(BIG2)]:
+    checks = "".join(CHECK.format(d=d, v=v, tag="   // param: PAR_MIN_COLS" if (r, d, tag) == (2, 1, "") else "")
+                     for d, v in big)
     A(f"""  // Rank {r} and big enough for an scf.forall (see gen_elementwise.py).
-  transform.named_sequence @cuvil_ew_big_r{r}(%op: !transform.any_op {{transform.readonly}}) {{
+  transform.named_sequence @cuvil_ew_big{tag}_r{r}(%op: !transform.any_op {{transform.readonly}}) {{
     transform.match.structured %op : !transform.any_op {{
     ^bb0(%s: !transform.any_op):
       %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
@@ -315,10 +325,12 @@ for r in PAR_RANKS:
     for cat in ("parallel", "rowred", "transpose", "rows"):
         if (cat in ("rowred", "transpose") and r == 1) or (cat != "parallel" and r not in RANKS):
             continue
-        A(f"""  transform.named_sequence @cuvil_ew_match_{cat}_big_r{r}(%op: !transform.any_op {{transform.readonly}})
+        if tag and cat not in ("parallel", "transpose"):
+            continue
+        A(f"""  transform.named_sequence @cuvil_ew_match_{cat}_big{tag}_r{r}(%op: !transform.any_op {{transform.readonly}})
       -> !transform.any_op {{
     %o = transform.include @cuvil_ew_match_{cat}_r{r} failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    transform.include @cuvil_ew_big_r{r} failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.include @cuvil_ew_big{tag}_r{r} failures(propagate) (%op) : (!transform.any_op) -> ()
     transform.yield %op : !transform.any_op
   }}
 """)

@@ -174,13 +174,17 @@ struct CuvilWinogradConvPass : cuvil::impl::CuvilWinogradConvBase<CuvilWinogradC
       std::optional<ConvShape> shape = winogradCandidate(conv);
       if (!shape)
         continue;
-      // Auto: F(4x4) from 14 x 14 outputs up. Below, the transformed filter
-      // (36/9 of the weights for m = 4, 16/9 for m = 2) and the padded tiles
-      // cost more than the saved products: ResNet-18's 7 x 7, 512-channel
-      // conv took 4.6 ms with m = 2 and 5.4 ms with m = 4, 2.8 ms direct.
+      // Auto: nothing below 14 x 14 outputs; there the transformed filter
+      // (36/9 of the weights for m = 4, 16/9 for m = 2) is read for a handful
+      // of tiles and costs more than the saved products (ResNet-18's 7 x 7,
+      // 512-channel conv: 4.6 ms with m = 2, 5.4 ms with m = 4, 2.8 ms
+      // direct). F(4x4) when that leaves >= 32 tiles per position (28 x 28
+      // and up), else F(2x2) (14 x 14, 256 channels: 1.32-1.41 ms vs
+      // 1.45-1.49 ms, and ~10x more accurate).
       if (!outputTile && std::min(shape->oh, shape->ow) < 14)
         continue;
-      int64_t m = outputTile ? int64_t(outputTile) : 4;
+      int64_t m = outputTile ? int64_t(outputTile)
+                             : (ceilDiv(shape->oh, 4) * ceilDiv(shape->ow, 4) >= 32 ? 4 : 2);
       OpBuilder builder(conv);
       Value result = rewriteConv(builder, conv, *shape, matricesFor(m));
       conv->getResult(0).replaceAllUsesWith(result);

@@ -28,21 +28,24 @@ def compile_and_compare(model, x, threads=1):
     return fast._last.ir
 
 
-@pytest.mark.parametrize("C, F, H, W, bias", [
-    pytest.param(16, 32, 16, 16, False, id="whole-tiles"),
-    pytest.param(24, 40, 15, 17, True, id="partial-tiles-bias"),
-    pytest.param(64, 64, 56, 56, False, id="resnet-layer1"),
+# positions: (m+2)^2, 36 for F(4x4) (>= 32 tiles of 4x4), else 16 for F(2x2).
+@pytest.mark.parametrize("C, F, H, W, bias, positions", [
+    pytest.param(16, 32, 32, 32, False, 36, id="whole-tiles-f4"),
+    pytest.param(16, 32, 16, 16, False, 16, id="whole-tiles-f2"),
+    pytest.param(24, 40, 15, 17, True, 16, id="partial-tiles-bias"),
+    pytest.param(64, 64, 56, 56, False, 36, id="resnet-layer1"),
+    pytest.param(256, 256, 14, 14, False, 16, id="resnet-layer3"),
 ])
-def test_winograd_numerics(C, F, H, W, bias):
+def test_winograd_numerics(C, F, H, W, bias, positions):
     torch.manual_seed(0)
     ir = compile_and_compare(nn.Conv2d(C, F, 3, 1, 1, bias=bias), torch.randn(1, C, H, W))
     cuvil_ir = ir["cuvil"]
     assert "linalg.conv_2d_nchw_fchw" not in cuvil_ir
     assert "linalg.batch_matmul" in cuvil_ir
     # The filter transform ran in main_prepack: @main gets the transformed
-    # filter, 36 x C x F, as a packed argument instead of the F x C x 3 x 3 weight.
+    # filter, positions x C x F, as a packed argument instead of the weight.
     main_sig = re.search(r"func\.func @main\((.*?)\) ->", cuvil_ir).group(1)
-    assert f"tensor<36x{C}x{F}xf32> {{cuvil.packed" in main_sig
+    assert f"tensor<{positions}x{C}x{F}xf32> {{cuvil.packed" in main_sig
     assert f"tensor<{F}x{C}x3x3xf32>" not in main_sig
 
 

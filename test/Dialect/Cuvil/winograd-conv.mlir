@@ -8,43 +8,45 @@
 
 // BAD: output-tile must be 0, 2 or 4, got 3
 
-// 18x18 (padded) input -> 16x16 output: F(4x4) (auto), 4x4 tiles, no extra padding.
+// 34x34 (padded) input -> 32x32 output: 64 tiles of 4x4, so F(4x4) (auto); no
+// extra padding.
 // CHECK-LABEL: func.func @exact_tiles
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x18x18xf32>) outs(%{{.*}} : tensor<18x18x16xf32>) permutation = [1, 2, 0]
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x4x18x16xf32>)
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x34x34xf32>) outs(%{{.*}} : tensor<34x34x16xf32>) permutation = [1, 2, 0]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x8x34x16xf32>)
 // CHECK:           math.fma
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x6x4x4x16xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x6x8x8x16xf32>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
-// CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<32x16x3x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>)
-// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x16x16xf32>, tensor<36x16x32xf32>) outs(%{{.*}} : tensor<36x16x32xf32>)
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6x4x4x32xf32>)
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x4x4x4x32xf32>)
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x16x32xf32>) outs(%{{.*}} : tensor<32x16x16xf32>) permutation = [2, 0, 1]
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<48x16x3x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x64x16xf32>, tensor<36x16x48xf32>) outs(%{{.*}} : tensor<36x64x48xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6x8x8x48xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<8x4x8x4x48xf32>)
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<32x32x48xf32>) outs(%{{.*}} : tensor<48x32x32xf32>) permutation = [2, 0, 1]
 // CHECK-NOT:     tensor.extract_slice
-// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 32, 16, 16]
+// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 48, 32, 32]
 // CHECK-NEXT:    return %[[R]]
 // TILE2-LABEL: func.func @exact_tiles
-// TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x64x16xf32>, tensor<16x16x32xf32>)
-func.func @exact_tiles(%x: tensor<1x16x18x18xf32>, %w: tensor<32x16x3x3xf32>) -> tensor<1x32x16x16xf32> {
+// TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x256x16xf32>, tensor<16x16x48xf32>)
+func.func @exact_tiles(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32>) -> tensor<1x48x32x32xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x32x16x16xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
+  %e = tensor.empty() : tensor<1x48x32x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-         ins(%x, %w : tensor<1x16x18x18xf32>, tensor<32x16x3x3xf32>) outs(%init : tensor<1x32x16x16xf32>) -> tensor<1x32x16x16xf32>
-  return %y : tensor<1x32x16x16xf32>
+         ins(%x, %w : tensor<1x16x34x34xf32>, tensor<48x16x3x3xf32>) outs(%init : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
+  return %y : tensor<1x48x32x32xf32>
 }
 
 // -----
 
-// 15x17 output: the input is zero-padded up to whole tiles (4x5 tiles of 4),
-// the result cropped; a non-zero init (a bias) is added at the end.
+// 15x17 output: 20 tiles of 4x4 would be too few, so F(2x2) (auto), 8x9 tiles
+// of 2x2; the input is zero-padded up to whole tiles, the result cropped; a
+// non-zero init (a bias) is added at the end.
 // CHECK-LABEL: func.func @partial_tiles_with_init
-// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[0, 1, 3]
-// CHECK:         : tensor<24x17x19xf32> to tensor<24x18x22xf32>
-// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x20x24xf32>, tensor<36x24x40xf32>)
-// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<40x16x20xf32>)
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [40, 15, 17] [1, 1, 1] : tensor<40x16x20xf32> to tensor<40x15x17xf32>
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[0, 1, 1]
+// CHECK:         : tensor<24x17x19xf32> to tensor<24x18x20xf32>
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x72x24xf32>, tensor<16x24x40xf32>)
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<40x16x18xf32>)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [40, 15, 17] [1, 1, 1] : tensor<40x16x18xf32> to tensor<40x15x17xf32>
 // CHECK:         %[[SUM:.*]] = linalg.generic
 // CHECK-SAME:      ins(%{{.*}}, %[[INIT:.*]] : tensor<1x40x15x17xf32>, tensor<1x40x15x17xf32>)
 // CHECK:           arith.addf
