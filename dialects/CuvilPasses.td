@@ -153,6 +153,22 @@ def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::ModuleOp"> {
+  let summary = "i1 tensors passed between linalg.generic ops become i8";
+  let description = [{
+    A linalg.generic result of i1 elements whose init is a tensor.empty or a
+    constant linalg.fill, and whose every use is an input of a
+    linalg.generic, is computed as i8 (0 or 1) instead: the producer yields
+    `arith.extui` of its i1 value, each reader starts with `arith.trunci`.
+    The elementwise schedule leaves ops on i1 tensors as scalar loops;
+    torch-mlir's scaled_dot_product_attention softmax reduces every score row
+    to an i1 "all -inf" flag and selects with it (GPT-2: two scalar kernels,
+    ~5 ms of 225 ms per call).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

@@ -17,6 +17,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
     registerCuvilWidenBoolMemrefs();
+    registerCuvilWidenBoolTensors();
     registerCuvilWinogradConv();
     return true;
   }();

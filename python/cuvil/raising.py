@@ -21,7 +21,7 @@ from .transform import script_path as _script_path
 RAISE_PIPELINE = ("builtin.module(cuvil-raise-linalg,canonicalize,cse,"
                   "linalg-fuse-elementwise-ops,canonicalize,cse,"
                   "cuvil-lower-to-linalg,canonicalize,cse,"
-                  "cuvil-winograd-conv,cuvil-im2col-conv,canonicalize,cse,"
+                  "cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv,canonicalize,cse,"
                   "transform-preload-library{transform-library-paths=" + str(_script_path("pack_cpu")) + "},"
                   "transform-interpreter{entry-point=cuvil_pack_matmul_rhs},canonicalize,cse,"
                   "cuvil-split-prepack,canonicalize,cse,"
