@@ -53,11 +53,14 @@
 //   (~5 ms on ResNet-18); a fill + insert_slice rewrite gets identical fills
 //   CSE'd into one buffer that is then copied again for every pad.
 //
-// Not done here: the filter packing runs per call (this schedule runs after
-// cuvil-split-prepack, so it is not hoisted into main_prepack): ~1 cycle per
-// weight, ~3 ms of ResNet-18's 11 M weights; a raise-stage entry like
-// pack_cpu.mlir's would remove it. Winograd: upstream winograd_conv2d only takes
-// NHWC/FHWC convolutions. BN/ReLU epilogues are left to elementwise_cpu.
+// What reaches it: at raise time (python/cuvil/raising.py) batch-1 convs with
+// >= 16 input and >= 32 output channels are rewritten before this schedule
+// sees them: 3x3 stride-1 ones with outputs >= 14x14 by cuvil-winograd-conv,
+// the others by cuvil-im2col-conv (one packed matmul, the filter transposed
+// once in main_prepack). This schedule keeps the rest: few channels (the 3-
+// channel stem), batch > 1, dynamic shapes. Its filter packing runs per call
+// (it runs after cuvil-split-prepack): ~1 cycle per weight.
+// BN/ReLU epilogues are left to elementwise_cpu.
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 

@@ -10,6 +10,10 @@ from .diagnostics import run_pipeline
 # attention's p.v) that the matmul schedules no longer match. Unit dimensions
 # are dropped last (1x128x768 -> 128x768), so the schedules see rank <= 4 ops
 # with projected-permutation maps.
+# Then the convolutions (cuvil-winograd-conv, cuvil-im2col-conv) become
+# transposes, 1-D transforms and (batch) matmuls, with the filter transforms
+# weight-only, and i1 tensors between linalg ops become i8
+# (cuvil-widen-bool-tensors) so that the schedules vectorize them.
 # transform_scripts/pack_cpu.mlir then packs the rhs of each large matmul into
 # 64-column panels before cuvil-split-prepack, so that packing a weight runs
 # once, in main_prepack (see that script; matmul_cpu.mlir schedules the result).

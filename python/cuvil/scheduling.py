@@ -8,8 +8,10 @@ default CPU schedule:
     one head per scf.forall iteration, the same FMA register kernel;
   * elementwise_cpu: everything else that is not i1 -> row reductions with
     vector accumulators, N-D transposes, vectorized elementwise ops;
-  * conv_cpu: NCHW convolutions (output channels packed, register-tiled FMA
-    kernels), pooling and the pads in front of them.
+  * conv_cpu: the NCHW convolutions that raising left as convolutions (few
+    channels, batch > 1; the others became Winograd or im2col matmuls):
+    output channels packed, register-tiled FMA kernels; pooling and the pads
+    in front of them.
 Whatever a script does not match stays scalar loops (convert-linalg-to-loops).
 """
 from . import transform
