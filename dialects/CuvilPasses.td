@@ -88,7 +88,8 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
   let summary = "3x3 stride-1 NCHW convolutions as Winograd F(m x m, 3 x 3)";
   let description = [{
     Rewrites `linalg.conv_2d_nchw_fchw` on static f32 tensors with batch 1, a
-    3x3 filter, stride 1 and dilation 1 (at least 16 input and 32 output
+    3x3 filter computed from weights only (`cuvil.weight` arguments and
+    constants), stride 1 and dilation 1 (at least 16 input and 32 output
     channels) into Winograd's minimal filtering F(m x m, 3 x 3): the filter
     transform G g G^T (weights only, so cuvil-split-prepack moves it into the
     run-once prepack), the input transform B^T d B and the output transform

@@ -1,6 +1,8 @@
 //===- ConvRewrite.cpp - building blocks of the conv rewrites -------------===//
 #include "ConvRewrite.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::cuvil;
@@ -22,6 +24,21 @@ std::optional<ConvShape> mlir::cuvil::batchOneConvShape(linalg::Conv2DNchwFchwOp
     return std::nullopt;
   return s;
 }
+
+static bool isWeightOnly(Value v, unsigned depth) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return fn && arg.getOwner()->isEntryBlock() && fn.getArgAttr(arg.getArgNumber(), "cuvil.weight");
+  }
+  Operation *def = v.getDefiningOp();
+  if (matchPattern(v, m_Constant()))
+    return true;
+  if (!def || depth == 0 || !isPure(def) || def->getNumRegions() != 0 || def->getNumOperands() == 0)
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value o) { return isWeightOnly(o, depth - 1); });
+}
+
+bool mlir::cuvil::isWeightOnly(Value v) { return ::isWeightOnly(v, /*depth=*/8); }
 
 Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result) {
   Value init = conv.getOutputs()[0];

@@ -96,6 +96,11 @@ struct ConvShape {
 /// tensors with at least `minIn` input and `minOut` output channels.
 std::optional<ConvShape> batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_t minIn, int64_t minOut);
 
+/// Whether `v` is computed from weights (`cuvil.weight` function arguments)
+/// and constants only, through side-effect-free ops: cuvil-split-prepack
+/// then moves what is derived from it into the run-once prepack.
+bool isWeightOnly(Value v);
+
 /// `result` (the convolution of `conv`'s operands, [1,F,OH,OW]) plus the
 /// conv's init, unless that init is a zero fill.
 Value addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result);

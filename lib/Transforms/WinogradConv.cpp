@@ -76,6 +76,10 @@ std::optional<ConvShape> winogradCandidate(linalg::Conv2DNchwFchwOp conv) {
   if (!s || s->kh != 3 || s->kw != 3 || !ones(conv.getStrides()) || !ones(conv.getDilations()) || s->oh < 4 ||
       s->ow < 4)
     return std::nullopt;
+  // The filter transform must run once, in main_prepack: per call (scalar
+  // reduction loops) it would cost more than the products it saves.
+  if (!isWeightOnly(conv.getInputs()[1]))
+    return std::nullopt;
   return s;
 }
 

@@ -27,7 +27,7 @@
 // CHECK-NEXT:    return %[[R]]
 // TILE2-LABEL: func.func @exact_tiles
 // TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x256x16xf32>, tensor<16x16x48xf32>)
-func.func @exact_tiles(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32>) -> tensor<1x48x32x32xf32> {
+func.func @exact_tiles(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32> {cuvil.weight}) -> tensor<1x48x32x32xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x48x32x32xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
@@ -51,7 +51,7 @@ func.func @exact_tiles(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32>) ->
 // CHECK-SAME:      ins(%{{.*}}, %[[INIT:.*]] : tensor<1x40x15x17xf32>, tensor<1x40x15x17xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[SUM]]
-func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x3x3xf32>,
+func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x3x3xf32> {cuvil.weight},
                                    %init: tensor<1x40x15x17xf32>) -> tensor<1x40x15x17xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
          ins(%x, %w : tensor<1x24x17x19xf32>, tensor<40x24x3x3xf32>) outs(%init : tensor<1x40x15x17xf32>) -> tensor<1x40x15x17xf32>
@@ -68,8 +68,9 @@ func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x
 // TILE2-LABEL: func.func @not_candidates
 // TILE2-COUNT-4: linalg.conv_2d_nchw_fchw
 // TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x16x64xf32>, tensor<16x64x64xf32>)
-func.func @not_candidates(%x: tensor<1x64x17x17xf32>, %w: tensor<64x64x3x3xf32>, %w5: tensor<64x64x5x5xf32>,
-                          %xb: tensor<2x64x16x16xf32>, %xs: tensor<1x8x16x16xf32>, %ws: tensor<64x8x3x3xf32>,
+func.func @not_candidates(%x: tensor<1x64x17x17xf32>, %w: tensor<64x64x3x3xf32> {cuvil.weight},
+                          %w5: tensor<64x64x5x5xf32> {cuvil.weight},
+                          %xb: tensor<2x64x16x16xf32>, %xs: tensor<1x8x16x16xf32>, %ws: tensor<64x8x3x3xf32> {cuvil.weight},
                           %x7: tensor<1x64x9x9xf32>)
     -> (tensor<1x64x8x8xf32>, tensor<1x64x13x13xf32>, tensor<2x64x14x14xf32>, tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -94,4 +95,20 @@ func.func @not_candidates(%x: tensor<1x64x17x17xf32>, %w: tensor<64x64x3x3xf32>,
   %o7 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
           ins(%x7, %w : tensor<1x64x9x9xf32>, tensor<64x64x3x3xf32>) outs(%i4 : tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32>
   return %s2, %k5, %b2, %c8, %o7 : tensor<1x64x8x8xf32>, tensor<1x64x13x13xf32>, tensor<2x64x14x14xf32>, tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// A filter that is not a weight (a plain argument) would need its transform
+// on every call: left alone.
+// CHECK-LABEL: func.func @filter_not_a_weight
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK-NOT:     linalg.batch_matmul
+func.func @filter_not_a_weight(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32>) -> tensor<1x48x32x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x48x32x32xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x16x34x34xf32>, tensor<48x16x3x3xf32>) outs(%init : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
+  return %y : tensor<1x48x32x32xf32>
 }
