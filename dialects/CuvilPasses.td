@@ -95,7 +95,7 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
     run-once prepack), the input transform B^T d B and the output transform
     A^T M A as all-parallel linalg.generic ops (each a 1-D transform along one
     axis, channels innermost), and (m+2)^2 independent C x F products as one
-    linalg.batch_matmul. That product does 36/(m+2)^2 * m^2/9 of the direct
+    linalg.batch_matmul. That product does (m+2)^2 / (9 m^2) of the direct
     convolution's multiplications: 1/4 for m = 4, 4/9 for m = 2. The input is
     transposed to HWC first and the result back to NCHW; a conv whose init is
     not a zero fill gets that init added at the end.

@@ -1,7 +1,9 @@
 //===- CollapseParallelLoops.cpp - one induction variable per scf.parallel ===//
 // Works around async-parallel-for's block-aligned dispatch (see the pass
 // description in CuvilPasses.td): only loops with one induction variable
-// are dispatched, and those take its plain path.
+// are dispatched, and those take its plain path. The collapsed trip count is
+// the product of the per-dim ones: loops from tiling never have ub < lb, so
+// no two negative counts can multiply into a positive one.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"

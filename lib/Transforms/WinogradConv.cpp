@@ -89,13 +89,16 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
   const int64_t th = ceilDiv(s.oh, m), tw = ceilDiv(s.ow, m);
   const int64_t hn = m * th + 2, wn = m * tw + 2;
 
-  // Input: [1,C,Hp,Wp] -> [C,Hn,Wn] (zero rows/cols for the last partial
-  // tiles) -> HWC.
+  // Input: [1,C,Hp,Wp] -> [C,Hn,Wn] (rows/cols past the last window
+  // dropped, zero ones added for the last partial tiles) -> HWC.
   Value x = b.collapse(conv.getInputs()[0], {{0, 1}, {2}, {3}});
-  if (hn > s.hp || wn > s.wp) {
+  const int64_t keptH = std::min(s.hp, hn), keptW = std::min(s.wp, wn);
+  if (keptH < s.hp || keptW < s.wp)
+    x = b.slice(x, {0, 0, 0}, {s.c, keptH, keptW}, {1, 1, 1}, {s.c, keptH, keptW});
+  if (keptH < hn || keptW < wn) {
     Value zero = arith::ConstantOp::create(ob, b.loc, ob.getF32FloatAttr(0));
     x = tensor::PadOp::create(ob, b.loc, RankedTensorType::get({s.c, hn, wn}, b.f32), x, b.attrs({0, 0, 0}),
-                              b.attrs({0, hn - s.hp, wn - s.wp}), zero);
+                              b.attrs({0, hn - keptH, wn - keptW}), zero);
   }
   Value xt = linalg::TransposeOp::create(ob, b.loc, x, b.empty({hn, wn, s.c}), ArrayRef<int64_t>{1, 2, 0})
                  .getResult()[0];

@@ -112,3 +112,21 @@ func.func @filter_not_a_weight(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3x
          ins(%x, %w : tensor<1x16x34x34xf32>, tensor<48x16x3x3xf32>) outs(%init : tensor<1x48x32x32xf32>) -> tensor<1x48x32x32xf32>
   return %y : tensor<1x48x32x32xf32>
 }
+
+// -----
+
+// An input larger than the windows need (20x21 for a 16x16 output, legal for
+// linalg): the unused rows/cols are sliced off before the tile padding.
+// CHECK-LABEL: func.func @input_larger_than_windows
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [16, 18, 18] [1, 1, 1] : tensor<16x20x21xf32> to tensor<16x18x18xf32>
+// CHECK-NOT:     tensor.pad
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x18x18xf32>) outs(%{{.*}} : tensor<18x18x16xf32>)
+// CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x64x16xf32>, tensor<16x16x48xf32>)
+func.func @input_larger_than_windows(%x: tensor<1x16x20x21xf32>, %w: tensor<48x16x3x3xf32> {cuvil.weight}) -> tensor<1x48x16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x48x16x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x48x16x16xf32>) -> tensor<1x48x16x16xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x16x20x21xf32>, tensor<48x16x3x3xf32>) outs(%init : tensor<1x48x16x16xf32>) -> tensor<1x48x16x16xf32>
+  return %y : tensor<1x48x16x16xf32>
+}
