@@ -56,3 +56,16 @@ Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, 
              })
       .getResult(0);
 }
+
+void mlir::cuvil::rewriteEachConv(Operation *root,
+                                  function_ref<Value(OpBuilder &, linalg::Conv2DNchwFchwOp)> rewrite) {
+  SmallVector<linalg::Conv2DNchwFchwOp> convs;
+  root->walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
+  for (linalg::Conv2DNchwFchwOp conv : convs) {
+    OpBuilder builder(conv);
+    if (Value result = rewrite(builder, conv)) {
+      conv->getResult(0).replaceAllUsesWith(result);
+      conv->erase();
+    }
+  }
+}

@@ -49,6 +49,10 @@ struct TensorBuilder {
     return tensor::ExtractSliceOp::create(b, loc, type, src, attrs(offsets), attrs(sizes), attrs(strides));
   }
 
+  Value transpose(Value src, ArrayRef<int64_t> resultShape, ArrayRef<int64_t> permutation) {
+    return linalg::TransposeOp::create(b, loc, src, empty(resultShape), permutation).getResult()[0];
+  }
+
   Value collapse(Value src, ArrayRef<ReassociationIndices> groups) {
     return tensor::CollapseShapeOp::create(b, loc, src, groups);
   }
@@ -100,6 +104,10 @@ std::optional<ConvShape> batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_
 /// and constants only, through side-effect-free ops: cuvil-split-prepack
 /// then moves what is derived from it into the run-once prepack.
 bool isWeightOnly(Value v);
+
+/// Replaces each linalg.conv_2d_nchw_fchw under `root` by what `rewrite`
+/// builds in its place; a null result leaves that conv alone.
+void rewriteEachConv(Operation *root, function_ref<Value(OpBuilder &, linalg::Conv2DNchwFchwOp)> rewrite);
 
 /// `result` (the convolution of `conv`'s operands, [1,F,OH,OW]) plus the
 /// conv's init, unless that init is a zero fill.

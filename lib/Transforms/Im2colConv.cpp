@@ -23,8 +23,7 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
   const int64_t p = s.oh * s.ow;
 
   Value x = b.collapse(conv.getInputs()[0], {{0, 1}, {2}, {3}});
-  Value xt =
-      linalg::TransposeOp::create(ob, b.loc, x, b.empty({s.hp, s.wp, s.c}), ArrayRef<int64_t>{1, 2, 0}).getResult()[0];
+  Value xt = b.transpose(x, {s.hp, s.wp, s.c}, {1, 2, 0});
   Value cols = b.empty({s.oh, s.ow, s.kh, s.kw, s.c});
   for (int64_t i = 0; i < s.kh; ++i)
     for (int64_t j = 0; j < s.kw; ++j) {
@@ -35,32 +34,22 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
     }
   Value lhs = b.collapse(cols, {{0, 1}, {2, 3, 4}});
 
-  Value wt = linalg::TransposeOp::create(ob, b.loc, conv.getInputs()[1], b.empty({s.kh, s.kw, s.c, s.f}),
-                                         ArrayRef<int64_t>{2, 3, 1, 0})
-                 .getResult()[0];
-  Value rhs = b.collapse(wt, {{0, 1, 2}, {3}});
+  Value rhs = b.collapse(b.transpose(conv.getInputs()[1], {s.kh, s.kw, s.c, s.f}, {2, 3, 1, 0}), {{0, 1, 2}, {3}});
 
   auto outType = RankedTensorType::get({p, s.f}, b.f32);
   Value prod = linalg::MatmulOp::create(ob, b.loc, TypeRange{outType}, ValueRange{lhs, rhs},
                                         ValueRange{b.zeros({p, s.f})})
                    .getResult(0);
-  Value y = linalg::TransposeOp::create(ob, b.loc, prod, b.empty({s.f, p}), ArrayRef<int64_t>{1, 0}).getResult()[0];
+  Value y = b.transpose(prod, {s.f, p}, {1, 0});
   return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2, 3}}));
 }
 
 struct CuvilIm2colConvPass : cuvil::impl::CuvilIm2colConvBase<CuvilIm2colConvPass> {
   void runOnOperation() override {
-    SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    getOperation().walk([&](linalg::Conv2DNchwFchwOp c) { convs.push_back(c); });
-    for (linalg::Conv2DNchwFchwOp conv : convs) {
+    rewriteEachConv(getOperation(), [](OpBuilder &builder, linalg::Conv2DNchwFchwOp conv) -> Value {
       std::optional<ConvShape> shape = batchOneConvShape(conv, /*minIn=*/16, /*minOut=*/32);
-      if (!shape)
-        continue;
-      OpBuilder builder(conv);
-      Value result = im2colConv(builder, conv, *shape);
-      conv->getResult(0).replaceAllUsesWith(result);
-      conv->erase();
-    }
+      return shape ? im2colConv(builder, conv, *shape) : Value();
+    });
   }
 };
 

@@ -64,8 +64,6 @@ WinogradMatrices matricesFor(int64_t m) {
   return {4, kBT4, kG4, kAT4};
 }
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 std::optional<ConvShape> winogradCandidate(linalg::Conv2DNchwFchwOp conv) {
   // Small channel counts leave the transforms, which scale with C + F,
   // larger than the product they save (C x F).
@@ -86,7 +84,7 @@ std::optional<ConvShape> winogradCandidate(linalg::Conv2DNchwFchwOp conv) {
 Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s, WinogradMatrices w) {
   TensorBuilder b{ob, conv.getLoc(), ob.getF32Type()};
   const int64_t m = w.m, alpha = m + 2;
-  const int64_t th = ceilDiv(s.oh, m), tw = ceilDiv(s.ow, m);
+  const int64_t th = llvm::divideCeil(s.oh, m), tw = llvm::divideCeil(s.ow, m);
   const int64_t hn = m * th + 2, wn = m * tw + 2;
 
   // Input: [1,C,Hp,Wp] -> [C,Hn,Wn] (rows/cols past the last window
@@ -100,8 +98,7 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
     x = tensor::PadOp::create(ob, b.loc, RankedTensorType::get({s.c, hn, wn}, b.f32), x, b.attrs({0, 0, 0}),
                               b.attrs({0, hn - keptH, wn - keptW}), zero);
   }
-  Value xt = linalg::TransposeOp::create(ob, b.loc, x, b.empty({hn, wn, s.c}), ArrayRef<int64_t>{1, 2, 0})
-                 .getResult()[0];
+  Value xt = b.transpose(x, {hn, wn, s.c}, {1, 2, 0});
 
   // V = B^T d B, rows then columns: T1[a][th][w][c] = sum_i BT[a][i] d[m*th+i][w][c],
   // V[a][b][th][tw][c] = sum_j BT[b][j] T1[a][th][m*tw+j][c].
@@ -157,8 +154,7 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
 
   // HWC -> CHW, without the padded tiles' extra rows/cols, -> [1,F,OH,OW].
   y = b.collapse(y, {{0, 1}, {2, 3}, {4}});
-  y = linalg::TransposeOp::create(ob, b.loc, y, b.empty({s.f, m * th, m * tw}), ArrayRef<int64_t>{2, 0, 1})
-          .getResult()[0];
+  y = b.transpose(y, {s.f, m * th, m * tw}, {2, 0, 1});
   if (m * th != s.oh || m * tw != s.ow)
     y = b.slice(y, {0, 0, 0}, {s.f, s.oh, s.ow}, {1, 1, 1}, {s.f, s.oh, s.ow});
   return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2}, {3}}));
@@ -172,31 +168,23 @@ struct CuvilWinogradConvPass : cuvil::impl::CuvilWinogradConvBase<CuvilWinogradC
       getOperation().emitError() << "cuvil-winograd-conv: output-tile must be 0, 2 or 4, got " << int64_t(outputTile);
       return signalPassFailure();
     }
-    SmallVector<linalg::Conv2DNchwFchwOp> convs;
-    getOperation().walk([&](linalg::Conv2DNchwFchwOp c) {
-      if (c.hasPureTensorSemantics())
-        convs.push_back(c);
-    });
-    for (linalg::Conv2DNchwFchwOp conv : convs) {
+    int64_t forced = outputTile;
+    rewriteEachConv(getOperation(), [&](OpBuilder &builder, linalg::Conv2DNchwFchwOp conv) -> Value {
       std::optional<ConvShape> shape = winogradCandidate(conv);
       if (!shape)
-        continue;
+        return Value();
       // Auto: nothing below 14 x 14 outputs; there the transformed filter
       // (36/9 of the weights for m = 4, 16/9 for m = 2) is read for a handful
       // of tiles and costs more than the saved products (ResNet-18's 7 x 7,
-      // 512-channel conv: 4.6 ms with m = 2, 5.4 ms with m = 4, 2.8 ms
-      // direct). F(4x4) when that leaves >= 32 tiles per position (28 x 28
-      // and up), else F(2x2) (14 x 14, 256 channels: 1.32-1.41 ms vs
-      // 1.45-1.49 ms, and ~10x more accurate).
-      if (!outputTile && std::min(shape->oh, shape->ow) < 14)
-        continue;
-      int64_t m = outputTile ? int64_t(outputTile)
-                             : (ceilDiv(shape->oh, 4) * ceilDiv(shape->ow, 4) >= 32 ? 4 : 2);
-      OpBuilder builder(conv);
-      Value result = rewriteConv(builder, conv, *shape, matricesFor(m));
-      conv->getResult(0).replaceAllUsesWith(result);
-      conv->erase();
-    }
+      // 512-channel conv: 3.4 ms with m = 2, 5.4 ms with m = 4, 2.6 ms as
+      // cuvil-im2col-conv's matmul). F(4x4) when that leaves >= 32 tiles per
+      // position (28 x 28 and up), else F(2x2) (14 x 14, 256 channels:
+      // 1.32-1.41 ms vs 1.45-1.49 ms, and ~10x more accurate).
+      if (!forced && std::min(shape->oh, shape->ow) < 14)
+        return Value();
+      int64_t m = forced ? forced : (llvm::divideCeil(shape->oh, 4) * llvm::divideCeil(shape->ow, 4) >= 32 ? 4 : 2);
+      return rewriteConv(builder, conv, *shape, matricesFor(m));
+    });
   }
 };
 
