@@ -2,7 +2,7 @@
 against torch eager.
 
 Batch-1 convolutions with >= 16 input / >= 32 output channels are rewritten:
-3x3 stride-1 ones with outputs of at least 14x14 as Winograd F(4x4, 3x3),
+3x3 stride-1 ones with outputs of at least 14x14 as Winograd F(4x4, 3x3) or F(2x2, 3x3),
 the others as im2col + one matmul. Winograd's transform constants (up to 8
 and 1/24) cost accuracy: ~1e-5 relative to the output magnitude at 64-256
 channels, so the check is rtol = atol = 1e-4 (as for the direct conv
