@@ -6,9 +6,14 @@ instead, on every workload, 1 and 2 threads, in one run.
 
 Each (workload, system, threads) runs in its own process (clean peak-memory
 numbers, no cross-talk between runtimes). Reports median and min latency over
---repeats runs after warm-up, GFLOP/s where defined, compile time (cold and
-cached), peak RSS and max |error| vs eager. Writes results/latest.json,
-results/latest.md and results/latest.png (if matplotlib is installed).
+--repeats runs after warm-up, GFLOP/s (matmul and convolution FLOPs), compile
+time (cold and cached), peak RSS and max |error| vs eager. Next to every
+measurement the child also probes the machine's fp32 FMA roof on the same
+number of threads (machine.py), before and after timing: "% peak" is the
+GFLOP/s against the lower of the two, and a probe far below the 1-thread
+probe flags a row measured while the VM's cores were not whole cores.
+Writes results/latest.json, results/latest.md and results/latest.png (if
+matplotlib is installed).
 """
 import argparse
 import json
@@ -28,6 +33,7 @@ def measure_one(workload, system, threads, repeats, warmup):
     import torch
     from torch.utils import _pytree as pytree
 
+    import machine
     import systems
     import workloads
 
@@ -40,11 +46,13 @@ def measure_one(workload, system, threads, repeats, warmup):
         out = run()
         for _ in range(warmup):
             run()
+        roof_before = machine.probe(threads)
         times = []
         for _ in range(repeats):
             t = time.perf_counter()
             run()
             times.append(time.perf_counter() - t)
+        roof_after = machine.probe(threads)
     got = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     want = [t for t in pytree.tree_leaves(reference) if isinstance(t, torch.Tensor)]
     err = max(float((g.float() - w.float()).abs().max()) for g, w in zip(got, want))
@@ -53,9 +61,10 @@ def measure_one(workload, system, threads, repeats, warmup):
                   min_ms=min(times) * 1e3, runs=repeats, max_abs_err=err,
                   peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   rss_growth_mb=(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024,
-                  **stats)
+                  fma_roof_gflops_per_thread=[roof_before, roof_after], **stats)
     if flops:
         result["gflops"] = flops / med / 1e9
+        result["peak_fraction"] = result["gflops"] / (threads * min(roof_before, roof_after))
     return result
 
 
@@ -71,22 +80,30 @@ def run_child(workload, system, threads, args):
     return json.loads(lines[-1])
 
 
-def markdown(results):
-    rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | vs eager | compile cold s | cached s | max err |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+def markdown(results, single_thread_roof=None):
+    rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | % peak | vs eager | compile cold s | cached s | max err |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     eager = {(r["workload"], r["threads"]): r.get("median_ms") for r in results if r["system"] == "eager"}
     for r in results:
         if "error" in r or "skipped" in r:
             rows.append(f"| {r['workload']} | {r['threads']} | {r['system']} | "
-                        f"{'skipped' if 'skipped' in r else 'failed'}: {r.get('skipped') or r.get('error')} |||||||")
+                        f"{'skipped' if 'skipped' in r else 'failed'}: {r.get('skipped') or r.get('error')} ||||||||")
             continue
         base = eager.get((r["workload"], r["threads"]))
         speedup = f"{base / r['median_ms']:.2f}x" if base else ""
+        peak = f"{100 * r['peak_fraction']:.0f}%" if "peak_fraction" in r else ""
+        if single_thread_roof and min(r.get("fma_roof_gflops_per_thread", [1e9])) < 0.85 * single_thread_roof:
+            peak += " (cores shared)"
         rows.append(
             f"| {r['workload']} | {r['threads']} | {r['system']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | "
-            f"{r.get('gflops', float('nan')):.0f} | {speedup} | {r.get('compile_cold_s', float('nan')):.2f} | "
+            f"{r.get('gflops', float('nan')):.0f} | {peak} | {speedup} | {r.get('compile_cold_s', float('nan')):.2f} | "
             f"{r.get('compile_cached_s', float('nan')):.2f} | {r['max_abs_err']:.1e} |".replace("nan", ""))
-    return "\n".join(rows) + "\n"
+    footer = ""
+    if single_thread_roof:
+        footer = (f"\nfp32 FMA roof of this machine: {single_thread_roof:.0f} GFLOP/s per core (1 thread, "
+                  "probed at the start); % peak = GFLOP/s / (threads x the roof probed next to that row). "
+                  "\"cores shared\": that row's probe was < 85% of the 1-thread roof.\n")
+    return "\n".join(rows) + "\n" + footer
 
 
 def chart(results, path):
@@ -139,6 +156,11 @@ def main():
         except systems.Skip as skip:
             print(json.dumps(dict(workload=w, system=s, threads=int(t), skipped=str(skip))))
         return
+    import machine
+
+    roof = machine.probe(1)
+    print(f"fp32 FMA roof: {roof:.1f} GFLOP/s per core (1 thread); "
+          f"{machine.probe(2):.1f} per thread with 2 threads", flush=True)
     results = []
     for w in args.workloads:
         for t in args.threads:
@@ -148,11 +170,12 @@ def main():
                 status = (f"{r['median_ms']:.2f} ms" if "median_ms" in r else
                           f"skipped: {r['skipped']}" if "skipped" in r else f"FAILED: {r['error']}")
                 print(f"{w:>10} {t} thr {s:>12}: {status}", flush=True)
-    table = markdown(results)
+    table = markdown(results, roof)
     print("\n" + table)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), cpu=os.uname().machine, nproc=os.cpu_count())
+    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), cpu=os.uname().machine, nproc=os.cpu_count(),
+                fma_roof_gflops_per_core=roof)
     out.with_suffix(".json").write_text(json.dumps(dict(meta=meta, results=results), indent=2))
     out.with_suffix(".md").write_text(table)
     if chart(results, out.with_suffix(".png")):

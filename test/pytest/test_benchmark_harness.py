@@ -1,0 +1,49 @@
+"""The benchmark harness (benchmarks/run.py) end to end on the smallest
+workload, and its machine probe. No timing is asserted: only that the run
+produces checked numbers and that the report says what it measured."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCH))
+
+import machine  # noqa: E402
+import run as harness  # noqa: E402
+
+
+def test_fma_probe_reports_a_roof_per_thread():
+    one, two = machine.probe(1, seconds=0.02), machine.probe(2, seconds=0.02)
+    # Any x86-64 or arm64 core does at least 1 GFLOP/s of fp32 FMA; no core 10 TFLOP/s.
+    assert 1 < one < 10_000 and 1 < two < 10_000
+
+
+def test_harness_runs_matmul_against_eager(tmp_path):
+    out = tmp_path / "bench"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--workloads", "matmul", "--systems", "eager", "cuvil",
+         "--threads", "1", "--repeats", "2", "--warmup", "1", "--out", str(out)],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(out.with_suffix(".json").read_text())
+    rows = {r["system"]: r for r in report["results"]}
+    assert set(rows) == {"eager", "cuvil"}, rows
+    cuvil = rows["cuvil"]
+    assert "error" not in cuvil, cuvil
+    assert cuvil["max_abs_err"] < 1e-3
+    assert cuvil["gflops"] == 2 * 1024 ** 3 / (cuvil["median_ms"] * 1e-3) / 1e9
+    assert 0 < cuvil["peak_fraction"] < 1.5
+    assert len(cuvil["fma_roof_gflops_per_thread"]) == 2
+    assert report["meta"]["fma_roof_gflops_per_core"] > 0
+    table = out.with_suffix(".md").read_text()
+    assert "| matmul | 1 | cuvil |" in table and "% peak" in table and "FMA roof" in table
+
+
+def test_report_flags_rows_measured_on_shared_cores():
+    row = dict(workload="matmul", threads=2, system="cuvil", median_ms=20.0, min_ms=19.0, gflops=107.0,
+               peak_fraction=0.9, max_abs_err=0.0, fma_roof_gflops_per_thread=[60.0, 118.0])
+    healthy = dict(row, fma_roof_gflops_per_thread=[117.0, 118.0])
+    table = harness.markdown([row, healthy], single_thread_roof=117.0)
+    flagged = [line for line in table.splitlines() if "cores shared" in line and line.startswith("|")]
+    assert len(flagged) == 1
