@@ -3,28 +3,28 @@
 
 // The B-packed matmul pack_cpu.mlir produces (loops [m, n/64, k, 64]):
 // scf.forall over 4-panel groups (x 64-row blocks; one here) with the fill fused, K blocks
-// of 256, then per panel a 4x64 register tile (accumulators carried in
+// of 768 (TKP), then per panel a 4x64 register tile (accumulators carried in
 // vectors across the k loop), rows peeled (37 = 9 x 4 + 1).
 // CHECK-LABEL: func.func @packed
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall ({{.*}}) in (2)
 // CHECK:           vector.transfer_write {{.*}} : vector<64xf32>
-// CHECK:           scf.for {{.*}} to %c768 step %c256
+// CHECK:           scf.for {{.*}} to %c1536 step %c768
 // CHECK:             scf.for
 // CHECK:               scf.for {{.*}} to %c36 step %c4
-// CHECK:                 scf.for {{.*}} to %c256 step %c1 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
+// CHECK:                 scf.for {{.*}} to %c768 step %c1 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
 // CHECK-COUNT-4:           vector.fma {{.*}} : vector<64xf32>
 // CHECK:               vector.{{create|constant}}_mask
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
-func.func @packed(%x: tensor<37x768xf32>, %bp: tensor<8x768x64xf32>) -> tensor<37x512xf32> {
+func.func @packed(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>) -> tensor<37x512xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<37x8x64xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x8x64xf32>) -> tensor<37x8x64xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j) -> (m, k)>, affine_map<(m, n, k, j) -> (n, k, j)>,
                                         affine_map<(m, n, k, j) -> (m, n, j)>],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%x, %bp : tensor<37x768xf32>, tensor<8x768x64xf32>) outs(%f : tensor<37x8x64xf32>) {
+      ins(%x, %bp : tensor<37x1536xf32>, tensor<8x1536x64xf32>) outs(%f : tensor<37x8x64xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %o, %p : f32
