@@ -170,6 +170,22 @@ def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::ModuleOp">
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def CuvilProfileKernels : Pass<"cuvil-profile-kernels", "::mlir::ModuleOp"> {
+  let summary = "Time every call of an outlined kernel (cuvil_kernel_N_*)";
+  let description = [{
+    Wraps each `func.call` of a function named `cuvil_kernel_<N>_...` (made by
+    `cuvil-outline-kernels`) in `%t = func.call @cuvil_profile_clock()` before
+    and `func.call @cuvil_profile_record(<N>, %t)` after, and declares the two
+    functions. Cuvil's C runtime (runtime_support.c, linked into every
+    library) implements them with a monotonic clock and per-kernel call and
+    nanosecond counters that `CompiledModule.profile` reads. A kernel's time
+    includes its parallel tasks: kernels are called from `main`'s thread and
+    return when their work is done. Kernel ids above 4095 are not recorded.
+    Run it on func-level IR (tensors or memrefs), before the lowering to LLVM.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
+}
+
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

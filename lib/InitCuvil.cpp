@@ -14,6 +14,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilLowerToLinalg();
     registerCuvilMathApprox();
     registerCuvilOutlineKernels();
+    registerCuvilProfileKernels();
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
     registerCuvilWidenBoolMemrefs();

@@ -4,6 +4,7 @@
 // scheduled, lowered and code-generated again. Outlined into functions that
 // take the weights as arguments, the copies print the same and are kept once.
 //===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/KernelNames.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -23,8 +24,6 @@ namespace mlir::cuvil {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kKernelPrefix = "cuvil_kernel_";
 
 bool isStaticType(Type t) {
   if (auto tensor = dyn_cast<RankedTensorType>(t))
@@ -152,7 +151,7 @@ struct KernelOutliner {
     } else {
       std::string opName = root->getName().stripDialect().str();
       std::replace(opName.begin(), opName.end(), '.', '_');
-      kernel.setName((kKernelPrefix + Twine(created++) + "_" + opName).str());
+      kernel.setName((cuvil::kKernelPrefix + Twine(created++) + "_" + opName).str());
       kernel.setPrivate();
       symbols.insert(kernel); // after the entry points: IR reads top-down
       byBody[printed] = kernel;

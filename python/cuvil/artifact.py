@@ -97,10 +97,11 @@ def runtime_sources() -> str:
     return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()
 
 
-# Only the C-interface entry points (and the AOT wrapper's API) are exported.
+# Only the C-interface entry points (and the AOT wrapper's API, the kernel
+# profile counters) are exported.
 # The rest (the plain `main` MLIR emits, memrefCopy, ...) stays local, so it
 # can neither interpose on nor be interposed by a host program's symbols.
-_VERSION_SCRIPT = "{ global: _mlir_ciface_*; cuvil_model_*; local: *; };\n"
+_VERSION_SCRIPT = "{ global: _mlir_ciface_*; cuvil_model_*; cuvil_profile_read; cuvil_profile_reset; local: *; };\n"
 
 
 def link_shared(obj: Path, so: Path, libs=(), extra_sources=()) -> None:

@@ -2,10 +2,13 @@
 
     cuvil --version
     cuvil compile model.py:make_model --input 1x128xi64 [--input ...] -o out/
+    cuvil profile model.py:make_model --input 1x128xi64 [--runs 20] [--threads N] [--json F]
 
 `compile` imports the module file, calls the factory for a torch.nn.Module,
 makes random inputs of the given shapes/dtypes, compiles, checks the result
 against eager, and writes the library plus the IR of every stage to `-o`.
+`profile` compiles with kernel timers, checks against eager, and prints the
+time of each kernel per call (cuvil.profiling).
 """
 import argparse
 import importlib.util
@@ -89,20 +92,56 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def cmd_profile(args) -> int:
+    import torch
+    from torch.utils import _pytree as pytree
+
+    import cuvil
+
+    model = _load_factory(args.model)()
+    inputs = tuple(_random_input(*s) for s in args.input)
+    try:
+        fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True)
+        with torch.no_grad():
+            got, want = pytree.tree_leaves(fast(*inputs)), pytree.tree_leaves(model(*inputs))
+            profile = fast.profile(*inputs, runs=args.runs)
+    except cuvil.CuvilError as err:
+        print(f"cuvil: {err}", file=sys.stderr)
+        return 1
+    err = max(float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor))
+    print(f"{type(model).__name__}: {profile.runs} runs, max |cuvil - eager| = {err:.2e}")
+    print(profile.table(top=args.top))
+    if args.json:
+        Path(args.json).write_text(profile.to_json())
+    return 0
+
+
+def _model_and_inputs_args(p):
+    p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
+    p.add_argument("--input", action="append", type=parse_input_spec, required=True,
+                   help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="cuvil", description="Cuvil: PyTorch -> native code")
     parser.add_argument("--version", action="version",
                         version=f"cuvil {__version__} (MLIR/LLVM {LLVM_VERSION})")
     sub = parser.add_subparsers(dest="command")
     comp = sub.add_parser("compile", help="compile a model built by a factory function")
-    comp.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
-    comp.add_argument("--input", action="append", type=parse_input_spec, required=True,
-                      help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
+    _model_and_inputs_args(comp)
     comp.add_argument("-o", "--output", required=True, help="output folder")
     comp.add_argument("-v", "--verbose", action="store_true", help="per-stage debug log")
+    prof = sub.add_parser("profile", help="time each kernel of a compiled model")
+    _model_and_inputs_args(prof)
+    prof.add_argument("--runs", type=int, default=20, help="timed calls (default 20)")
+    prof.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
+    prof.add_argument("--top", type=int, default=15, help="kernels listed (default 15)")
+    prof.add_argument("--json", help="also write the profile as JSON to this file")
     args = parser.parse_args(argv)
     if args.command == "compile":
         return cmd_compile(args)
+    if args.command == "profile":
+        return cmd_profile(args)
     parser.print_help()
     return 0
 

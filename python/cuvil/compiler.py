@@ -15,7 +15,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from . import artifact, execution, lowering, raising, scheduling
+from . import artifact, execution, lowering, profiling, raising, scheduling
 from .errors import CompileError, CuvilError
 
 log = logging.getLogger("cuvil")
@@ -67,6 +67,7 @@ class _Meta:
     out_spec: object
     input_dims: list = field(default_factory=list)    # per user input: int | symbol name
     output_dims: list = field(default_factory=list)   # per output: int | sympy expression
+    kernels: dict = field(default_factory=dict)       # profile=True: {kernel: what it computes}
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -76,7 +77,7 @@ class _Meta:
         return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
-                    output_dims=self.output_dims)
+                    output_dims=self.output_dims, kernels=self.kernels)
 
     @classmethod
     def from_json(cls, d) -> "_Meta":
@@ -88,7 +89,7 @@ class _Meta:
         return cls(main_args=[tuple(r) for r in d["main_args"]], main_specs=specs(d["main_specs"]),
                    prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
                    out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
-                   output_dims=d["output_dims"])
+                   output_dims=d["output_dims"], kernels=d.get("kernels", {}))
 
     def output_shapes(self, arrays) -> Optional[list]:
         """Concrete output shapes for these inputs, when some are symbolic."""
@@ -146,7 +147,7 @@ class CompiledModule:
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
                  num_threads=None, schedule=scheduling.DEFAULT_SCHEDULE, use_cache=True,
-                 dynamic_dims=None):
+                 dynamic_dims=None, profile=False):
         if target != "host":
             raise ValueError(f"target {target!r} is not supported; use target='host'")
         if opt_level not in (0, 1, 2, 3):
@@ -156,6 +157,7 @@ class CompiledModule:
         self.schedule = schedule if opt_level > 0 else ()
         self._num_threads = num_threads
         self.use_cache = use_cache
+        self.profiled = bool(profile)   # kernel timers compiled in (see profile())
         # {input index: {dim: symbol name}}: one build serves every size of
         # these dims; dims sharing a name are the same size.
         self.dynamic_dims = {int(i): _dim_names(i, d) for i, d in (dynamic_dims or {}).items()}
@@ -190,6 +192,25 @@ class CompiledModule:
         inputs = [arrays[key] for role, key in sig.main_args if role == "input"]
         outs = sig.run(*inputs, out_shapes=sig.meta.output_shapes(arrays))
         return pytree.tree_unflatten([torch.from_numpy(o) for o in outs], sig.out_spec)
+
+    def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":
+        """Runs the model `runs` times on `args` (after `warmup` calls) and
+        returns the time of each kernel per run; needs `profile=True`."""
+        if not self.profiled:
+            raise ValueError("this module was compiled without kernel timers: "
+                             "use cuvil.compile(model, ..., profile=True)")
+        if runs < 1:
+            raise ValueError(f"runs must be >= 1, got {runs}")
+        for _ in range(warmup + 1):   # the first call compiles
+            self(*args)
+        sig = self._last
+        counters = profiling.Counters(sig.library.cdll)
+        counters.reset()
+        t = time.perf_counter()
+        for _ in range(runs):
+            self(*args)
+        wall = time.perf_counter() - t
+        return profiling.summarize(counters, sig.meta.kernels, runs, wall)
 
     # -- compile ----------------------------------------------------------------
     def _key_of(self, args) -> tuple:
@@ -237,7 +258,7 @@ class CompiledModule:
         # library's arguments, the lowering pipeline its code.
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
         # The C runtime linked into every library is part of it too.
-        return (scripts, raise_stage, lowering.pipeline(threads), f"threads={threads}",
+        return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), f"threads={threads}",
                 f"opt={self.opt_level}", artifact.runtime_sources())
 
     def _compile(self, args, key) -> _Signature:
@@ -343,7 +364,8 @@ class CompiledModule:
                          weight_order=[a["name"] for a in weight_args],
                          out_spec=imported.out_spec,
                          input_dims=imported.manifest.get("input_dims", []),
-                         output_dims=imported.manifest.get("output_dims", []))
+                         output_dims=imported.manifest.get("output_dims", []),
+                         kernels=profiling.describe_kernels(module) if self.profiled else {})
 
             lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
@@ -353,7 +375,7 @@ class CompiledModule:
                 ir_text["scheduled"] = str(module)
                 stats["schedule"] = time.perf_counter() - t
                 t = time.perf_counter()
-                lowering.to_llvm_dialect(module, threads)
+                lowering.to_llvm_dialect(module, threads, self.profiled)
                 ir_text["llvm"] = str(module)
                 llvm_ir = ir_text["llvm_ir"] = lowering.translate_to_llvm_ir(ir_text["llvm"])
                 stats["lower"] = time.perf_counter() - t
@@ -387,10 +409,12 @@ class CompiledModule:
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None):
+            dynamic_dims=None, profile=False):
     """Compiles `model` (torch.nn.Module) to native code; see CompiledModule.
 
     dynamic_dims: {input index: dim or [dims]} compiled as symbolic sizes
-    (e.g. {0: 0} for a dynamic batch): one build serves all their sizes."""
+    (e.g. {0: 0} for a dynamic batch): one build serves all their sizes.
+    profile: compile kernel timers in; `.profile(*inputs)` then reports the
+    time of each kernel (cuvil.profiling)."""
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
-                          num_threads=num_threads, dynamic_dims=dynamic_dims)
+                          num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile)

@@ -79,6 +79,10 @@ class Library:
         self.path = str(path)
         self._lib = ctypes.CDLL(self.path)
 
+    @property
+    def cdll(self) -> ctypes.CDLL:
+        return self._lib
+
     def has(self, name: str) -> bool:
         return hasattr(self._lib, f"_mlir_ciface_{name}")
 

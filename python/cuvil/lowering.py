@@ -27,6 +27,10 @@ BUFFERIZE = [
     "canonicalize", "cse",
 ]
 
+# profile=True: time every kernel call (after the deallocations have moved
+# next to the calls, so a kernel's time does not include a free).
+PROFILE = ["cuvil-profile-kernels"]
+
 
 def parallel_passes(num_threads: int) -> list:
     """scf.forall (from the schedules) -> sequential loops, or async tasks."""
@@ -58,15 +62,16 @@ TO_LLVM = [
 ]
 
 
-def pipeline(num_threads: int = 1) -> str:
-    passes = BUFFERIZE + ["convert-linalg-to-loops", "cuvil-widen-bool-memrefs"] \
+def pipeline(num_threads: int = 1, profile: bool = False) -> str:
+    passes = BUFFERIZE + (PROFILE if profile else []) \
+        + ["convert-linalg-to-loops", "cuvil-widen-bool-memrefs"] \
         + parallel_passes(num_threads) + TO_LLVM
     return "builtin.module(" + ",".join(passes) + ")"
 
 
-def to_llvm_dialect(module, num_threads: int = 1) -> None:
+def to_llvm_dialect(module, num_threads: int = 1, profile: bool = False) -> None:
     """In place: tensors -> memrefs -> LLVM dialect."""
-    run_pipeline(module, pipeline(num_threads), "lower")
+    run_pipeline(module, pipeline(num_threads, profile), "lower")
 
 
 def translate_to_llvm_ir(llvm_dialect_text: str) -> str:

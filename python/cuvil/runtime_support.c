@@ -1,10 +1,12 @@
 /* Runtime support linked into every Cuvil library (in-process and exported):
  * the MLIR runtime entry points lowered code may call, implemented here so
  * that artifacts depend on nothing but libc (not on libMLIR.so). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 too */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- Heap temporaries ------------------------------------------------------
  * Lowered code allocates its temporaries through these three functions
@@ -138,5 +140,46 @@ void memrefCopy(int64_t elemSize, CuvilUnrankedMemRef *srcArg, CuvilUnrankedMemR
     }
     if (axis < 0)
       return;
+  }
+}
+
+/* ---- Kernel profile ---------------------------------------------------------
+ * Libraries built with `profile=True` (pass cuvil-profile-kernels) call these
+ * around every kernel call: per kernel id, how many calls and how many
+ * nanoseconds. Kernels are called from the thread that runs `main`, one at a
+ * time; a library run from two threads at once gets approximate counts (the
+ * counters are atomic, the attribution of overlapping calls is not). */
+enum { PROFILE_KERNELS = 4096 };
+static _Atomic uint64_t profileCalls[PROFILE_KERNELS];
+static _Atomic uint64_t profileNanos[PROFILE_KERNELS];
+
+int64_t cuvil_profile_clock(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+void cuvil_profile_record(int64_t kernel, int64_t start) {
+  if (kernel < 0 || kernel >= PROFILE_KERNELS)
+    return;
+  atomic_fetch_add_explicit(&profileCalls[kernel], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&profileNanos[kernel], (uint64_t)(cuvil_profile_clock() - start),
+                            memory_order_relaxed);
+}
+
+/* Copies the counters of kernels 0..n-1 out (exported, read by Python);
+ * returns how many kernel ids the library can record. */
+int64_t cuvil_profile_read(int64_t n, uint64_t *calls, uint64_t *nanos) {
+  for (int64_t i = 0; i < n && i < PROFILE_KERNELS; ++i) {
+    calls[i] = atomic_load_explicit(&profileCalls[i], memory_order_relaxed);
+    nanos[i] = atomic_load_explicit(&profileNanos[i], memory_order_relaxed);
+  }
+  return PROFILE_KERNELS;
+}
+
+void cuvil_profile_reset(void) {
+  for (int i = 0; i < PROFILE_KERNELS; ++i) {
+    atomic_store_explicit(&profileCalls[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&profileNanos[i], 0, memory_order_relaxed);
   }
 }
