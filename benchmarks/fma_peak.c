@@ -4,9 +4,19 @@
 // matmul-bound workloads are compared against, and a 2-thread result far below
 // twice the 1-thread result means the two vCPUs did not get two cores' worth
 // of FMA units during the measurement (e.g. SMT siblings on the host).
+// It also measures the core-to-core handoff latency (two threads passing a
+// cache line back and forth): a VM's two vCPUs may sit on one host core
+// complex (shared L3, tens of ns) or on two (data crosses the fabric, ~100+
+// ns), and a parallel model hands every kernel's output to the other core.
+// And it measures read bandwidth from buffers that fit the last-level cache:
+// on a shared host, the L3 (and memory) bandwidth a VM gets depends on its
+// neighbours, and memory-bound kernels (transposes, elementwise ops) slow down
+// with it while FMA throughput does not.
 // Built by machine.py with `cc -O2 -march=native -pthread -shared`.
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 typedef float vfloat __attribute__((vector_size(64)));  // one zmm, or two ymm
@@ -52,4 +62,69 @@ double cuvil_bench_fma_gflops(int threads, int64_t iters) {
   for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
   t = now_s() - t;
   return (double)threads * iters * CHAINS * 16 * 2 / t * 1e-9;
+}
+
+struct read_job { const vfloat *data; int64_t vectors, reps; float sink; };
+
+static void *stream_read(void *arg) {
+  struct read_job *job = arg;
+  vfloat a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+  for (int64_t r = 0; r < job->reps; ++r)
+    for (int64_t i = 0; i + 4 <= job->vectors; i += 4) {
+      a0 += job->data[i]; a1 += job->data[i + 1]; a2 += job->data[i + 2]; a3 += job->data[i + 3];
+    }
+  vfloat sum = a0 + a1 + a2 + a3;
+  job->sink = sum[0];
+  return 0;
+}
+
+// GB/s per thread of `threads` threads each summing its own `bytes`-sized
+// buffer `reps` times, all at once (buffers written before the clock starts).
+double cuvil_bench_read_gbps(int threads, int64_t bytes, int64_t reps) {
+  pthread_t tid[64];
+  struct read_job jobs[64];
+  if (threads < 1 || threads > 64 || bytes < 256) return -1;
+  int64_t vectors = bytes / (int64_t)sizeof(vfloat);
+  for (int i = 0; i < threads; ++i) {
+    vfloat *data = aligned_alloc(64, vectors * sizeof(vfloat));
+    if (!data) return -1;
+    for (int64_t v = 0; v < vectors; ++v)
+      for (int k = 0; k < 16; ++k) data[v][k] = (float)(v & 7);
+    jobs[i] = (struct read_job){data, vectors, reps, 0};
+  }
+  double t = now_s();
+  for (int i = 0; i < threads; ++i)
+    if (pthread_create(&tid[i], 0, stream_read, &jobs[i])) return -1;
+  for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
+  t = now_s() - t;
+  for (int i = 0; i < threads; ++i) free((void *)jobs[i].data);
+  return (double)vectors * sizeof(vfloat) * reps / t * 1e-9;
+}
+
+static _Atomic int64_t pingPong;
+
+static void *pong(void *arg) {
+  int64_t rounds = *(int64_t *)arg;
+  for (int64_t i = 0; i < rounds; ++i) {
+    while (atomic_load_explicit(&pingPong, memory_order_acquire) != 2 * i + 1)
+      ;
+    atomic_store_explicit(&pingPong, 2 * i + 2, memory_order_release);
+  }
+  return 0;
+}
+
+// Nanoseconds for one one-way handoff of a cache line between two threads.
+double cuvil_bench_handoff_ns(int64_t rounds) {
+  pthread_t tid;
+  atomic_store(&pingPong, 0);
+  if (pthread_create(&tid, 0, pong, &rounds)) return -1;
+  double t = now_s();
+  for (int64_t i = 0; i < rounds; ++i) {
+    atomic_store_explicit(&pingPong, 2 * i + 1, memory_order_release);
+    while (atomic_load_explicit(&pingPong, memory_order_acquire) != 2 * i + 2)
+      ;
+  }
+  t = now_s() - t;
+  pthread_join(tid, 0);
+  return t / (2.0 * rounds) * 1e9;
 }

@@ -1,10 +1,13 @@
-"""What this machine can do right now: the fp32 FMA roof, per core.
+"""What this machine can do right now: the fp32 FMA roof and the cache
+bandwidth, per core.
 
 The workloads here are matmul-bound, so their GFLOP/s only mean something
 next to the peak of the same machine at the same moment (a shared VM's
-cores are not always whole cores). `probe(threads)` runs fma_peak.c on that
-many threads at once and returns GFLOP/s per thread; run.py records it next
-to every measurement. Needs a C compiler (`cc`, as Cuvil's linker step does).
+cores are not always whole cores); their memory-bound kernels depend on the
+last-level-cache bandwidth, which a shared host's neighbours take from us.
+`probe(threads)` and `bandwidth(threads)` run fma_peak.c on that many threads
+at once and return GFLOP/s or GB/s per thread; run.py records both next to
+every measurement. Needs a C compiler (`cc`, as Cuvil's linker step does).
 """
 import ctypes
 import functools
@@ -25,6 +28,10 @@ def _library():
     lib = ctypes.CDLL(str(out))
     lib.cuvil_bench_fma_gflops.restype = ctypes.c_double
     lib.cuvil_bench_fma_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.cuvil_bench_read_gbps.restype = ctypes.c_double
+    lib.cuvil_bench_read_gbps.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    lib.cuvil_bench_handoff_ns.restype = ctypes.c_double
+    lib.cuvil_bench_handoff_ns.argtypes = [ctypes.c_int64]
     return lib
 
 
@@ -39,6 +46,44 @@ def probe(threads: int = 1, seconds: float = 0.15) -> float:
     return best / threads
 
 
+def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:
+    """GB/s per thread reading a `megabytes` buffer per thread (in L3) `reps`
+    times, with `threads` threads at once (best of 3)."""
+    lib = _library()
+    return max(lib.cuvil_bench_read_gbps(threads, megabytes << 20, reps) for _ in range(3))
+
+
+def handoff_ns(rounds: int = 200_000) -> float:
+    """One-way core-to-core handoff of a cache line, ns (best of 3; needs 2 cores)."""
+    lib = _library()
+    return min(lib.cuvil_bench_handoff_ns(rounds) for _ in range(3))
+
+
+def snapshot(threads: int) -> dict:
+    """The probes on `threads` threads: {"fma_gflops", "l3_read_gbps"} per
+    thread, and with 2+ threads "handoff_ns" (core-to-core)."""
+    snap = dict(fma_gflops=probe(threads), l3_read_gbps=bandwidth(threads))
+    if threads >= 2:
+        snap["handoff_ns"] = handoff_ns()
+    return snap
+
+
+def degraded(snap: dict, reference: dict, tolerance: float = 0.85) -> list:
+    """Names of the probes in `snap` worse than `reference`'s by more than
+    1 - `tolerance` (rates lower, latencies ("_ns") higher; latencies get
+    a 20 ns floor: 29 vs 36 ns is noise, 30 vs 170 ns is another placement)."""
+    worse = []
+    for k, ref in reference.items():
+        got = snap.get(k, ref)
+        if k.endswith("_ns"):
+            if got > max(ref / tolerance, ref + 20):
+                worse.append(k)
+        elif got < tolerance * ref:
+            worse.append(k)
+    return worse
+
+
 if __name__ == "__main__":
     for t in (1, 2):
-        print(f"{t} thread(s): {probe(t):.1f} GFLOP/s per thread")
+        print(f"{t} thread(s): {probe(t):.1f} GFLOP/s, {bandwidth(t):.1f} GB/s (L3 read) per thread")
+    print(f"core-to-core handoff: {handoff_ns():.0f} ns")

@@ -8,10 +8,12 @@ Each (workload, system, threads) runs in its own process (clean peak-memory
 numbers, no cross-talk between runtimes). Reports median and min latency over
 --repeats runs after warm-up, GFLOP/s (matmul and convolution FLOPs), compile
 time (cold and cached), peak RSS and max |error| vs eager. Next to every
-measurement the child also probes the machine's fp32 FMA roof on the same
-number of threads (machine.py), before and after timing: "% peak" is the
-GFLOP/s against the lower of the two, and a probe far below the 1-thread
-probe flags a row measured while the VM's cores were not whole cores.
+measurement the child also probes the machine on the same number of threads
+(machine.py: fp32 FMA roof, L3 read bandwidth, with 2+ threads the
+core-to-core handoff latency), before and after timing:
+"% peak" is the GFLOP/s against the lower FMA roof, and a probe far below the
+same probe at the start of the run flags the row as measured on a busy
+machine (a shared host's cores or caches taken by its neighbours).
 Writes results/latest.json, results/latest.md and results/latest.png (if
 matplotlib is installed).
 """
@@ -46,13 +48,13 @@ def measure_one(workload, system, threads, repeats, warmup):
         out = run()
         for _ in range(warmup):
             run()
-        roof_before = machine.probe(threads)
+        before = machine.snapshot(threads)
         times = []
         for _ in range(repeats):
             t = time.perf_counter()
             run()
             times.append(time.perf_counter() - t)
-        roof_after = machine.probe(threads)
+        after = machine.snapshot(threads)
     got = [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
     want = [t for t in pytree.tree_leaves(reference) if isinstance(t, torch.Tensor)]
     err = max(float((g.float() - w.float()).abs().max()) for g, w in zip(got, want))
@@ -61,10 +63,10 @@ def measure_one(workload, system, threads, repeats, warmup):
                   min_ms=min(times) * 1e3, runs=repeats, max_abs_err=err,
                   peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   rss_growth_mb=(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024,
-                  fma_roof_gflops_per_thread=[roof_before, roof_after], **stats)
+                  machine={k: [before[k], after[k]] for k in before}, **stats)
     if flops:
         result["gflops"] = flops / med / 1e9
-        result["peak_fraction"] = result["gflops"] / (threads * min(roof_before, roof_after))
+        result["peak_fraction"] = result["gflops"] / (threads * min(result["machine"]["fma_gflops"]))
     return result
 
 
@@ -80,7 +82,23 @@ def run_child(workload, system, threads, args):
     return json.loads(lines[-1])
 
 
-def markdown(results, single_thread_roof=None):
+def best_machine(results, start) -> dict:
+    """{threads: the best value of each machine probe seen in the run} (highest
+    rate, lowest latency): what the machine can do when nothing interferes."""
+    best = {t: dict(snap) for t, snap in (start or {}).items()}
+    for r in results:
+        for k, values in r.get("machine", {}).items():
+            pick = min if k.endswith("_ns") else max
+            ref = best.setdefault(r["threads"], {})
+            ref[k] = pick([ref.get(k, values[0])] + list(values))
+    return best
+
+
+def markdown(results, start=None):
+    """The table; rows measured while a machine probe was well below the
+    best the run saw for that thread count are flagged "busy"."""
+    import machine
+    best = best_machine(results, start)
     rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | % peak | vs eager | compile cold s | cached s | max err |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     eager = {(r["workload"], r["threads"]): r.get("median_ms") for r in results if r["system"] == "eager"}
@@ -92,17 +110,25 @@ def markdown(results, single_thread_roof=None):
         base = eager.get((r["workload"], r["threads"]))
         speedup = f"{base / r['median_ms']:.2f}x" if base else ""
         peak = f"{100 * r['peak_fraction']:.0f}%" if "peak_fraction" in r else ""
-        if single_thread_roof and min(r.get("fma_roof_gflops_per_thread", [1e9])) < 0.85 * single_thread_roof:
-            peak += " (cores shared)"
+        if "machine" in r:
+            worst = {k: (max(v) if k.endswith("_ns") else min(v)) for k, v in r["machine"].items()}
+            busy = machine.degraded(worst, best[r["threads"]])
+            if busy:
+                peak += " (busy: " + ", ".join(f"{k} {worst[k]:.0f}" for k in busy) + ")"
         rows.append(
             f"| {r['workload']} | {r['threads']} | {r['system']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | "
             f"{r.get('gflops', float('nan')):.0f} | {peak} | {speedup} | {r.get('compile_cold_s', float('nan')):.2f} | "
             f"{r.get('compile_cached_s', float('nan')):.2f} | {r['max_abs_err']:.1e} |".replace("nan", ""))
     footer = ""
-    if single_thread_roof:
-        footer = (f"\nfp32 FMA roof of this machine: {single_thread_roof:.0f} GFLOP/s per core (1 thread, "
-                  "probed at the start); % peak = GFLOP/s / (threads x the roof probed next to that row). "
-                  "\"cores shared\": that row's probe was < 85% of the 1-thread roof.\n")
+    if start:
+        probes = "; ".join(f"{t} thread(s): {p['fma_gflops']:.0f} GFLOP/s FMA, {p['l3_read_gbps']:.0f} GB/s "
+                           "L3 read per thread" + (f", {p['handoff_ns']:.0f} ns core-to-core handoff"
+                                                   if "handoff_ns" in p else "")
+                           for t, p in sorted(start.items()))
+        footer = (f"\nMachine at the start of the run: {probes}. % peak = GFLOP/s / (threads x the FMA "
+                  "roof probed next to that row). \"busy\": a probe next to that row was more than 15% "
+                  "worse than the best of that probe in this run (handoff: another placement of the "
+                  "two vCPUs on the host, e.g. 30 vs 170 ns).\n")
     return "\n".join(rows) + "\n" + footer
 
 
@@ -158,9 +184,9 @@ def main():
         return
     import machine
 
-    roof = machine.probe(1)
-    print(f"fp32 FMA roof: {roof:.1f} GFLOP/s per core (1 thread); "
-          f"{machine.probe(2):.1f} per thread with 2 threads", flush=True)
+    start = {t: machine.snapshot(t) for t in sorted(set(args.threads))}
+    for t, snap in start.items():
+        print(f"machine, {t} thread(s): " + ", ".join(f"{k} {v:.1f}" for k, v in snap.items()), flush=True)
     results = []
     for w in args.workloads:
         for t in args.threads:
@@ -170,12 +196,12 @@ def main():
                 status = (f"{r['median_ms']:.2f} ms" if "median_ms" in r else
                           f"skipped: {r['skipped']}" if "skipped" in r else f"FAILED: {r['error']}")
                 print(f"{w:>10} {t} thr {s:>12}: {status}", flush=True)
-    table = markdown(results, roof)
+    table = markdown(results, start)
     print("\n" + table)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), cpu=os.uname().machine, nproc=os.cpu_count(),
-                fma_roof_gflops_per_core=roof)
+                machine_at_start={str(t): snap for t, snap in start.items()})
     out.with_suffix(".json").write_text(json.dumps(dict(meta=meta, results=results), indent=2))
     out.with_suffix(".md").write_text(table)
     if chart(results, out.with_suffix(".png")):

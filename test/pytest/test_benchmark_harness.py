@@ -13,10 +13,17 @@ import machine  # noqa: E402
 import run as harness  # noqa: E402
 
 
-def test_fma_probe_reports_a_roof_per_thread():
+def test_machine_probes_report_per_thread_rates():
     one, two = machine.probe(1, seconds=0.02), machine.probe(2, seconds=0.02)
     # Any x86-64 or arm64 core does at least 1 GFLOP/s of fp32 FMA; no core 10 TFLOP/s.
     assert 1 < one < 10_000 and 1 < two < 10_000
+    # Reading a cache-resident buffer: more than 0.5 GB/s, less than 10 TB/s.
+    assert 0.5 < machine.bandwidth(2, megabytes=1, reps=4) < 10_000
+    assert 0 < machine.handoff_ns(rounds=2000) < 1e6
+    assert machine.degraded({"fma_gflops": 50.0, "l3_read_gbps": 90.0, "handoff_ns": 170.0},
+                            {"fma_gflops": 100.0, "l3_read_gbps": 90.0, "handoff_ns": 30.0}) \
+        == ["fma_gflops", "handoff_ns"]
+    assert machine.degraded({"handoff_ns": 38.0}, {"handoff_ns": 30.0}) == []
 
 
 def test_harness_runs_matmul_against_eager(tmp_path):
@@ -34,16 +41,18 @@ def test_harness_runs_matmul_against_eager(tmp_path):
     assert cuvil["max_abs_err"] < 1e-3
     assert cuvil["gflops"] == 2 * 1024 ** 3 / (cuvil["median_ms"] * 1e-3) / 1e9
     assert 0 < cuvil["peak_fraction"] < 1.5
-    assert len(cuvil["fma_roof_gflops_per_thread"]) == 2
-    assert report["meta"]["fma_roof_gflops_per_core"] > 0
+    assert len(cuvil["machine"]["fma_gflops"]) == len(cuvil["machine"]["l3_read_gbps"]) == 2
+    assert report["meta"]["machine_at_start"]["1"]["fma_gflops"] > 0
     table = out.with_suffix(".md").read_text()
-    assert "| matmul | 1 | cuvil |" in table and "% peak" in table and "FMA roof" in table
+    assert "| matmul | 1 | cuvil |" in table and "% peak" in table and "GB/s L3 read" in table
 
 
-def test_report_flags_rows_measured_on_shared_cores():
+def test_report_flags_rows_measured_on_a_busy_machine():
+    start = {2: {"fma_gflops": 117.0, "l3_read_gbps": 90.0}}
     row = dict(workload="matmul", threads=2, system="cuvil", median_ms=20.0, min_ms=19.0, gflops=107.0,
-               peak_fraction=0.9, max_abs_err=0.0, fma_roof_gflops_per_thread=[60.0, 118.0])
-    healthy = dict(row, fma_roof_gflops_per_thread=[117.0, 118.0])
-    table = harness.markdown([row, healthy], single_thread_roof=117.0)
-    flagged = [line for line in table.splitlines() if "cores shared" in line and line.startswith("|")]
+               peak_fraction=0.9, max_abs_err=0.0,
+               machine={"fma_gflops": [116.0, 118.0], "l3_read_gbps": [40.0, 88.0]})
+    healthy = dict(row, machine={"fma_gflops": [116.0, 118.0], "l3_read_gbps": [89.0, 88.0]})
+    table = harness.markdown([row, healthy], start)
+    flagged = [line for line in table.splitlines() if "busy: l3_read_gbps" in line and line.startswith("|")]
     assert len(flagged) == 1
