@@ -92,6 +92,15 @@ PARALLEL_RUNTIME = Path(__file__).absolute().parent / "parallel_runtime.c"
 
 
 @functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
+def compiler_build() -> str:
+    """Which build of Cuvil's passes (libCuvilPythonCAPI) this is: a rebuilt
+    compiler (same version, changed C++) must not reuse libraries its
+    predecessor made. Name, size and mtime, not a hash of the ~100 MB file."""
+    libs = sorted((Path(__file__).absolute().parent / "_mlir_libs").glob("libCuvilPythonCAPI.so*"))
+    return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
+
+
 def runtime_sources() -> str:
     """The C linked into every library: part of what decides its code."""
     return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()

@@ -257,9 +257,10 @@ class CompiledModule:
         # The raise pipeline (and the packing script it runs) decides the
         # library's arguments, the lowering pipeline its code.
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
-        # The C runtime linked into every library is part of it too.
+        # The C runtime linked into every library is part of it too, and so is
+        # the build of the passes themselves.
         return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), f"threads={threads}",
-                f"opt={self.opt_level}", artifact.runtime_sources())
+                f"opt={self.opt_level}", artifact.runtime_sources(), artifact.compiler_build())
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint

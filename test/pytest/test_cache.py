@@ -98,3 +98,19 @@ def test_entry_writable_by_others_is_refused():
     assert artifact.lookup(lib.stem) is None
     assert _fresh_compile().stats["cache_hit"] == 0.0
     assert os.stat(_entries()[0]).st_mode & 0o077 == 0
+
+
+def test_rebuilt_compiler_does_not_reuse_old_libraries(monkeypatch):
+    """Same Cuvil version, rebuilt passes (e.g. a developer's C++ change):
+    the libraries and warm-start index entries of the old build are not used."""
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(8, 64)
+    cuvil.compile(model, example_inputs=(x,))
+    again = cuvil.compile(model, example_inputs=(x,))
+    assert again.stats["cache_hit"] == 1.0
+    assert "libCuvilPythonCAPI" in artifact.compiler_build()
+    monkeypatch.setattr(artifact, "compiler_build", lambda: "libCuvilPythonCAPI.so:rebuilt")
+    rebuilt = cuvil.compile(model, example_inputs=(x,))
+    assert rebuilt.stats["cache_hit"] == 0.0
+    torch.testing.assert_close(rebuilt(x), model(x), atol=1e-5, rtol=1e-4)
+    assert len(_entries()) == 2
