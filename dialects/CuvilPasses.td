@@ -121,8 +121,11 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::ModuleOp"> {
     Rewrites `linalg.conv_2d_nchw_fchw` on static f32 tensors with batch 1, at
     least 16 input and 32 output channels (any filter size, stride, dilation)
     into an im2col matmul with the output channels as the matmul's columns:
-    the input is transposed to HWC, the KH x KW strided windows are copied
-    into cols[OH*OW][KH*KW*C] (C-long contiguous rows), and
+    the input is transposed to HWC, the KH x KW strided windows are gathered
+    into cols[OH][OW][KH][KW][C] by one all-parallel linalg.generic
+    (`tensor.extract` at [s*oh + d*kh, s*ow + d*kw, c]: C-long contiguous
+    rows, vectorized and run in parallel by the elementwise schedule; one
+    slice copy per window stayed in `main` as a serial strided copy), and
     out[OH*OW][F] = cols x W^T, where W^T[KH*KW*C][F] is weight-only work
     (cuvil-split-prepack hoists it, pack_cpu packs it into panels). The
     result is transposed back to NCHW; a non-zero init is added at the end.

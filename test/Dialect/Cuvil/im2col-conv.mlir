@@ -1,14 +1,28 @@
 // RUN: cuvil-opt %s --split-input-file --cuvil-im2col-conv | FileCheck %s
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
-// KH*KW strided windows copied into [OH*OW][KH*KW*C], the filter transposed
-// to [KH*KW*C][F] (weight-only), the [OH*OW][F] result transposed to NCHW.
+// KH*KW strided windows gathered into [OH][OW][KH][KW][C] by one all-parallel
+// linalg.generic (tensor.extract at [s*oh + d*kh, s*ow + d*kw, c]), the filter
+// transposed to [KH*KW*C][F] (weight-only), the [OH*OW][F] result transposed
+// to NCHW.
 
 // CHECK-LABEL: func.func @stride2_3x3
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<32x17x17xf32>) outs(%{{.*}} : tensor<17x17x32xf32>) permutation = [1, 2, 0]
-// CHECK-COUNT-9: tensor.extract_slice %[[XT]][{{[0-2]}}, {{[0-2]}}, 0] [8, 8, 32] [2, 2, 1]
-// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3, 4]] : tensor<8x8x3x3x32xf32> into tensor<64x288xf32>
+// CHECK:         %[[WIN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<8x8x3x3x32xf32>)
+// CHECK:           %[[S0:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[OH:.*]] = linalg.index 0 : index
+// CHECK-NEXT:      %[[ROW0:.*]] = arith.muli %[[OH]], %[[S0]] : index
+// CHECK:           %[[KH:.*]] = linalg.index 2 : index
+// CHECK-NEXT:      %[[TAPH:.*]] = arith.muli %[[KH]], %{{.*}} : index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[ROW0]], %[[TAPH]] : index
+// CHECK:           %[[OW:.*]] = linalg.index 1 : index
+// CHECK:           %[[KW:.*]] = linalg.index 3 : index
+// CHECK:           %[[COL:.*]] = arith.addi
+// CHECK-NEXT:      %[[C:.*]] = linalg.index 4 : index
+// CHECK-NEXT:      %[[V:.*]] = tensor.extract %[[XT]][%[[ROW]], %[[COL]], %[[C]]] : tensor<17x17x32xf32>
+// CHECK-NEXT:      linalg.yield %[[V]] : f32
+// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %[[WIN]] {{\[\[}}0, 1], [2, 3, 4]] : tensor<8x8x3x3x32xf32> into tensor<64x288xf32>
 // CHECK:         %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<48x32x3x3xf32>) outs(%{{.*}} : tensor<3x3x32x48xf32>) permutation = [2, 3, 1, 0]
 // CHECK:         %[[RHS:.*]] = tensor.collapse_shape %[[WT]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x48xf32> into tensor<288x48xf32>
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[COLS]], %[[RHS]] : tensor<64x288xf32>, tensor<288x48xf32>) outs(%{{.*}} : tensor<64x48xf32>)
@@ -28,7 +42,8 @@ func.func @stride2_3x3(%x: tensor<1x32x17x17xf32>, %w: tensor<48x32x3x3xf32>) ->
 
 // 1x1 stride 2 with a bias in the init: one window; the init is added.
 // CHECK-LABEL: func.func @downsample_with_init
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [7, 7, 64] [2, 2, 1] : tensor<14x14x64xf32> to tensor<7x7x64xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<7x7x1x1x64xf32>)
+// CHECK:           tensor.extract %{{.*}} : tensor<14x14x64xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x64xf32>, tensor<64x128xf32>)
 // CHECK:         %[[SUM:.*]] = linalg.generic
 // CHECK:           arith.addf
@@ -45,7 +60,11 @@ func.func @downsample_with_init(%x: tensor<1x64x14x14xf32>, %w: tensor<128x64x1x
 // Dilation 2: windows start 2 apart. Few channels (the 3-channel stem) and
 // batch 2 stay with the direct conv schedule.
 // CHECK-LABEL: func.func @dilated_and_left_alone
-// CHECK:         tensor.extract_slice %{{.*}}[4, 4, 0] [12, 12, 16] [1, 1, 1]
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<12x12x3x3x16xf32>)
+// CHECK:           %[[DIL:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[KH:.*]] = linalg.index 2 : index
+// CHECK-NEXT:      arith.muli %[[KH]], %[[DIL]] : index
+// CHECK:           tensor.extract %{{.*}} : tensor<16x16x16xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<144x144xf32>, tensor<144x32xf32>)
 // CHECK-COUNT-2: linalg.conv_2d_nchw_fchw
 func.func @dilated_and_left_alone(%x: tensor<1x16x16x16xf32>, %w: tensor<32x16x3x3xf32>,
