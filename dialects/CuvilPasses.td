@@ -157,6 +157,24 @@ def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Split each outermost 1-D scf.parallel into one contiguous part per thread";
+  let description = [{
+    Rewrites every outermost one-dimensional scf.parallel without reductions
+    (run after cuvil-collapse-parallel-loops) into an scf.parallel over
+    `parts` parts, each an scf.for over a contiguous range of ceil(trip /
+    parts) iterations. `async-parallel-for` then makes one task per part: the
+    calling thread runs part 0 and the worker takes part 1, for every kernel,
+    so that data written by a thread in one kernel is read by the same thread
+    in the next (its caches) instead of by whichever thread took that task.
+    With `parts` = 0 or 1 the pass does nothing.
+  }];
+  let options = [
+    Option<"parts", "parts", "int64_t", /*default=*/"0", "parts per loop (the thread count)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::ModuleOp"> {
   let summary = "i1 tensors passed between linalg.generic ops become i8";
   let description = [{

@@ -14,6 +14,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilLowerToLinalg();
     registerCuvilMathApprox();
     registerCuvilOutlineKernels();
+    registerCuvilPartitionParallelLoops();
     registerCuvilProfileKernels();
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();

@@ -38,6 +38,13 @@ def parallel_passes(num_threads: int) -> list:
         return ["scf-forall-to-for"]
     return [
         "scf-forall-to-parallel", "cuvil-collapse-parallel-loops",
+        # One contiguous part per thread, not 8 tasks per thread taken by
+        # whichever is free: each thread then reads what it wrote in the
+        # previous kernel from its own caches. Measured (2 threads, same
+        # process, interleaved): ResNet-18 19.4 -> 18.5 ms, GPT-2 117.6 ->
+        # 112.8, BERT-base 114.9 -> 111.9; with the VM's vCPUs on two core
+        # complexes (170 ns core-to-core) ResNet-18 32-35 -> 27.7 ms.
+        f"cuvil-partition-parallel-loops{{parts={num_threads}}}",
         f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
         "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
         "convert-async-to-llvm",
