@@ -19,7 +19,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-typedef float vfloat __attribute__((vector_size(64)));  // one zmm, or two ymm
+// One register per accumulator: 12 zmm with AVX-512 (of 32), 12 ymm without
+// (of 16); 64-byte vectors would take two ymm each and spill on AVX2.
+#ifdef __AVX512F__
+enum { LANES = 16 };
+#else
+enum { LANES = 8 };
+#endif
+typedef float vfloat __attribute__((vector_size(LANES * 4)));
 enum { CHAINS = 12 };  // > FMA latency x units: keeps every unit busy
 
 static double now_s(void) {
@@ -33,7 +40,7 @@ struct job { int64_t iters; float sink; };
 static void *spin_fma(void *arg) {
   struct job *job = arg;
   vfloat mul, add, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11;
-  for (int i = 0; i < 16; ++i) { mul[i] = 1.0000001f; add[i] = 1e-7f; }
+  for (int i = 0; i < LANES; ++i) { mul[i] = 1.0000001f; add[i] = 1e-7f; }
   // Different starting values: identical chains would be merged by the compiler.
   a0 = add * 1; a1 = add * 2; a2 = add * 3; a3 = add * 4; a4 = add * 5; a5 = add * 6;
   a6 = add * 7; a7 = add * 8; a8 = add * 9; a9 = add * 10; a10 = add * 11; a11 = add * 12;
@@ -61,7 +68,7 @@ double cuvil_bench_fma_gflops(int threads, int64_t iters) {
   }
   for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
   t = now_s() - t;
-  return (double)threads * iters * CHAINS * 16 * 2 / t * 1e-9;
+  return (double)threads * iters * CHAINS * LANES * 2 / t * 1e-9;
 }
 
 struct read_job { const vfloat *data; int64_t vectors, reps; float sink; };
@@ -89,7 +96,7 @@ double cuvil_bench_read_gbps(int threads, int64_t bytes, int64_t reps) {
     vfloat *data = aligned_alloc(64, vectors * sizeof(vfloat));
     if (!data) return -1;
     for (int64_t v = 0; v < vectors; ++v)
-      for (int k = 0; k < 16; ++k) data[v][k] = (float)(v & 7);
+      for (int k = 0; k < LANES; ++k) data[v][k] = (float)(v & 7);
     jobs[i] = (struct read_job){data, vectors, reps, 0};
   }
   double t = now_s();

@@ -1,6 +1,6 @@
 """Per-kernel profile of a benchmark workload compiled by Cuvil: where the
-(Named so as not to shadow the standard library's `profile`, which torch imports.)
-time of one call goes, kernel by kernel (cuvil.profiling).
+time of one call goes, kernel by kernel (cuvil.profiling). (Named so as not
+to shadow the standard library's `profile`, which torch imports.)
 
     python benchmarks/kernel_profile.py gpt2-small [--threads 1] [--runs 20] [--top 15]
 

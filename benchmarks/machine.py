@@ -12,20 +12,27 @@ every measurement. Needs a C compiler (`cc`, as Cuvil's linker step does).
 import ctypes
 import functools
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+MAX_THREADS = 64  # fma_peak.c's limit
 
 SOURCE = Path(__file__).resolve().parent / "fma_peak.c"
 
 
 @functools.lru_cache(maxsize=None)
 def _library():
-    out = Path(tempfile.mkdtemp(prefix="cuvil-bench-probe-")) / "fma_peak.so"
-    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-march=native", "-ffp-contract=fast",
-                    "-pthread", "-shared", "-fPIC", str(SOURCE), "-o", str(out)],
-                   check=True, capture_output=True)
-    lib = ctypes.CDLL(str(out))
+    folder = tempfile.mkdtemp(prefix="cuvil-bench-probe-")
+    try:
+        out = Path(folder) / "fma_peak.so"
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-march=native", "-ffp-contract=fast",
+                        "-pthread", "-shared", "-fPIC", str(SOURCE), "-o", str(out)],
+                       check=True, capture_output=True)
+        lib = ctypes.CDLL(str(out))
+    finally:
+        shutil.rmtree(folder)  # loaded: the file is no longer needed
     lib.cuvil_bench_fma_gflops.restype = ctypes.c_double
     lib.cuvil_bench_fma_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
     lib.cuvil_bench_read_gbps.restype = ctypes.c_double
@@ -38,6 +45,7 @@ def _library():
 def probe(threads: int = 1, seconds: float = 0.15) -> float:
     """fp32 FMA GFLOP/s per thread with `threads` threads running at once
     (best of 3 runs of about `seconds` each)."""
+    _check_threads(threads)
     lib = _library()
     calibrate = 2_000_000
     gflops = lib.cuvil_bench_fma_gflops(1, calibrate)
@@ -49,12 +57,21 @@ def probe(threads: int = 1, seconds: float = 0.15) -> float:
 def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:
     """GB/s per thread reading a `megabytes` buffer per thread (in L3) `reps`
     times, with `threads` threads at once (best of 3)."""
+    _check_threads(threads)
     lib = _library()
     return max(lib.cuvil_bench_read_gbps(threads, megabytes << 20, reps) for _ in range(3))
 
 
-def handoff_ns(rounds: int = 200_000) -> float:
-    """One-way core-to-core handoff of a cache line, ns (best of 3; needs 2 cores)."""
+def _check_threads(threads: int) -> None:
+    if not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"the machine probes take 1..{MAX_THREADS} threads, got {threads}")
+
+
+def handoff_ns(rounds: int = 200_000):
+    """One-way core-to-core handoff of a cache line, ns (best of 3), or None
+    when this process may run on fewer than 2 CPUs (both threads spin)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        return None
     lib = _library()
     return min(lib.cuvil_bench_handoff_ns(rounds) for _ in range(3))
 
@@ -63,8 +80,9 @@ def snapshot(threads: int) -> dict:
     """The probes on `threads` threads: {"fma_gflops", "l3_read_gbps"} per
     thread, and with 2+ threads "handoff_ns" (core-to-core)."""
     snap = dict(fma_gflops=probe(threads), l3_read_gbps=bandwidth(threads))
-    if threads >= 2:
-        snap["handoff_ns"] = handoff_ns()
+    handoff = handoff_ns() if threads >= 2 else None
+    if handoff is not None:
+        snap["handoff_ns"] = handoff
     return snap
 
 
@@ -86,4 +104,5 @@ def degraded(snap: dict, reference: dict, tolerance: float = 0.85) -> list:
 if __name__ == "__main__":
     for t in (1, 2):
         print(f"{t} thread(s): {probe(t):.1f} GFLOP/s, {bandwidth(t):.1f} GB/s (L3 read) per thread")
-    print(f"core-to-core handoff: {handoff_ns():.0f} ns")
+    handoff = handoff_ns()
+    print("core-to-core handoff: " + (f"{handoff:.0f} ns" if handoff is not None else "n/a (1 CPU)"))

@@ -1,7 +1,10 @@
 """The systems compared: each `prepare(model, inputs, threads)` returns a
 callable running the model and the compile times it took. A system that is
 not installed raises Skip."""
+import atexit
+import functools
 import os
+import shutil
 import tempfile
 import time
 
@@ -10,6 +13,16 @@ import torch
 
 class Skip(Exception):
     pass
+
+
+@functools.lru_cache(maxsize=None)
+def _scratch() -> str:
+    """This process's scratch folder (ONNX exports, IREE's MLIR, Cuvil's
+    cache), removed when the process exits: the exports of BERT and GPT-2 are
+    0.5-1.4 GB each, and a full run makes twenty of them."""
+    folder = tempfile.mkdtemp(prefix="cuvil-bench-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def eager(model, inputs, threads):
@@ -31,7 +44,7 @@ def inductor(model, inputs, threads):
 
 def _onnx_export(model, inputs) -> str:
     """The model as an ONNX file (opset 17), shared by onnxruntime and IREE."""
-    path = os.path.join(tempfile.mkdtemp(prefix="cuvil-bench-"), "model.onnx")
+    path = os.path.join(tempfile.mkdtemp(dir=_scratch()), "model.onnx")
     try:
         torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17)
     except Exception as err:  # noqa: BLE001 - exporter failures vary by model
@@ -68,7 +81,6 @@ def onnxruntime(model, inputs, threads):
 def iree(model, inputs, threads):
     """ONNX -> iree-import-onnx -> iree-compile (llvm-cpu, host CPU) -> the
     local-task driver with `threads` worker threads."""
-    import shutil
     import subprocess
     try:
         import iree.compiler as ireec
@@ -107,7 +119,7 @@ def iree(model, inputs, threads):
 
 def cuvil(model, inputs, threads):
     import cuvil as cv
-    os.environ["CUVIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="cuvil-bench-cache-")
+    os.environ["CUVIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=_scratch())
     t = time.perf_counter()
     fast = cv.compile(model, example_inputs=inputs, num_threads=threads)
     cold = time.perf_counter() - t

@@ -163,11 +163,12 @@ def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir
     Rewrites every outermost one-dimensional scf.parallel without reductions
     (run after cuvil-collapse-parallel-loops) into an scf.parallel over
     `parts` parts, each an scf.for over a contiguous range of ceil(trip /
-    parts) iterations. `async-parallel-for` then makes one task per part: the
-    calling thread runs part 0 and the worker takes part 1, for every kernel,
-    so that data written by a thread in one kernel is read by the same thread
-    in the next (its caches) instead of by whichever thread took that task.
-    With `parts` = 0 or 1 the pass does nothing.
+    parts) iterations. `async-parallel-for` then makes one task per part (up
+    to 32 workers; above, it groups parts). Cuvil uses it with 2 threads:
+    its runtime's calling thread runs part 0 and the one worker part 1, for
+    every kernel, so that data written by a thread in one kernel is read by
+    the same thread in the next (its caches) instead of by whichever thread
+    took that task. With `parts` = 0 or 1 the pass does nothing.
   }];
   let options = [
     Option<"parts", "parts", "int64_t", /*default=*/"0", "parts per loop (the thread count)">,

@@ -92,15 +92,18 @@ PARALLEL_RUNTIME = Path(__file__).absolute().parent / "parallel_runtime.c"
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def compiler_build() -> str:
     """Which build of Cuvil's passes (libCuvilPythonCAPI) this is: a rebuilt
     compiler (same version, changed C++) must not reuse libraries its
     predecessor made. Name, size and mtime, not a hash of the ~100 MB file."""
     libs = sorted((Path(__file__).absolute().parent / "_mlir_libs").glob("libCuvilPythonCAPI.so*"))
+    if not libs:  # not an installed package (e.g. imported from the source tree)
+        raise CompileError("cache", "the Cuvil passes library (_mlir_libs/libCuvilPythonCAPI.so) "
+                           "is missing: install the package (bash scripts/install.sh)")
     return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in libs)
 
 
+@functools.lru_cache(maxsize=None)
 def runtime_sources() -> str:
     """The C linked into every library: part of what decides its code."""
     return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()
@@ -124,7 +127,8 @@ def link_shared(obj: Path, so: Path, libs=(), extra_sources=()) -> None:
         os.unlink(vs.name)
 
 
-def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native") -> Path:
+def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native",
+                         profile: bool = False) -> Path:
     """llc + cc -shared into the cache; returns the library path."""
     with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp:
         tmp = Path(tmp)
@@ -142,12 +146,14 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str 
             llc_input = bc
         _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
               "--relocation-model=pic", llc_input, "-o", obj], "codegen")
+        # The kernel profile counters only in libraries built with profile=True.
+        defines = ["-DCUVIL_PROFILE"] if profile else []
         if num_threads > 1:
             # The pool has as many threads as the library was compiled for.
-            link_shared(obj, so, ["-pthread", f"-DCUVIL_NUM_THREADS={num_threads}"],
+            link_shared(obj, so, ["-pthread", f"-DCUVIL_NUM_THREADS={num_threads}", *defines],
                         extra_sources=[PARALLEL_RUNTIME])
         else:
-            link_shared(obj, so)
+            link_shared(obj, so, defines)
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
     _atomic_write(lib, data)

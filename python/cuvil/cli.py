@@ -108,7 +108,8 @@ def cmd_profile(args) -> int:
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    err = max(float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor))
+    err = max((float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor)),
+              default=0.0)
     print(f"{type(model).__name__}: {profile.runs} runs, max |cuvil - eager| = {err:.2e}")
     print(profile.table(top=args.top))
     if args.json:

@@ -381,7 +381,7 @@ class CompiledModule:
                 llvm_ir = ir_text["llvm_ir"] = lowering.translate_to_llvm_ir(ir_text["llvm"])
                 stats["lower"] = time.perf_counter() - t
                 t = time.perf_counter()
-                lib_path = artifact.build_shared_library(llvm_ir, key, threads)
+                lib_path = artifact.build_shared_library(llvm_ir, key, threads, profile=self.profiled)
                 stats["codegen"] = time.perf_counter() - t
         if index_key is not None:
             try:

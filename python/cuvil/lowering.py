@@ -36,15 +36,18 @@ def parallel_passes(num_threads: int) -> list:
     """scf.forall (from the schedules) -> sequential loops, or async tasks."""
     if num_threads <= 1:
         return ["scf-forall-to-for"]
+    # With 2 threads, one contiguous half per thread instead of 8 tasks per
+    # thread taken by whichever is free: the caller always runs part 0 and the
+    # one worker part 1, so each thread rereads what it wrote in the previous
+    # kernel from its own caches. Measured (2 threads, same process,
+    # interleaved): ResNet-18 19.4 -> 18.5 ms, GPT-2 117.6 -> 112.8, BERT-base
+    # 114.9 -> 111.9; with the VM's vCPUs on two core complexes (170 ns
+    # core-to-core) ResNet-18 32-35 -> 27.7 ms. With more threads the shared
+    # task queue hands parts to any worker, so there is no such locality to
+    # win, and upstream's oversharding balances load better: not applied.
+    partition = ["cuvil-partition-parallel-loops{parts=2}"] if num_threads == 2 else []
     return [
-        "scf-forall-to-parallel", "cuvil-collapse-parallel-loops",
-        # One contiguous part per thread, not 8 tasks per thread taken by
-        # whichever is free: each thread then reads what it wrote in the
-        # previous kernel from its own caches. Measured (2 threads, same
-        # process, interleaved): ResNet-18 19.4 -> 18.5 ms, GPT-2 117.6 ->
-        # 112.8, BERT-base 114.9 -> 111.9; with the VM's vCPUs on two core
-        # complexes (170 ns core-to-core) ResNet-18 32-35 -> 27.7 ms.
-        f"cuvil-partition-parallel-loops{{parts={num_threads}}}",
+        "scf-forall-to-parallel", "cuvil-collapse-parallel-loops", *partition,
         f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
         "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
         "convert-async-to-llvm",

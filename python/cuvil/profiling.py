@@ -10,8 +10,8 @@ call of that function: e.g. the twelve FFN matmuls of a BERT-base. What the
 kernel computes is described from the raised IR (its linalg ops, their
 iterators and scalar body ops, its operand types), and kept in the cache
 index so that a library loaded from the cache is described too. The rest of
-a call (argument marshalling, the output copy, allocation) is the
-"outside kernels" row.
+a call (argument marshalling, allocation, the output copy, and any op that
+was not outlined, e.g. ops on dynamic shapes) is the "outside kernels" row.
 """
 import ctypes
 import json
@@ -107,7 +107,7 @@ class KernelProfile:
                          f"{sum(r.ms_per_run for r in rest):>8.3f} {sum(r.share for r in rest):>6.1%}")
         lines.append(f"{'(outside kernels)':<32} {'':>6} {self.outside_kernels_ms:>8.3f} "
                      f"{self.outside_kernels_ms / self.wall_ms_per_run:>6.1%}  "
-                     "argument setup, allocation, output copy")
+                     "main itself: allocation, copies, ops not outlined")
         lines.append(f"{'(wall time of a call)':<32} {'':>6} {self.wall_ms_per_run:>8.3f}")
         return "\n".join(lines)
 
@@ -126,8 +126,8 @@ class Counters:
         try:
             self._read, self._reset = cdll.cuvil_profile_read, cdll.cuvil_profile_reset
         except AttributeError:
-            raise RuntimeError("this library has no kernel profile counters "
-                               "(built before the profiler existed); clear the Cuvil cache") from None
+            raise RuntimeError("this library has no kernel profile counters: "
+                               "compile with cuvil.compile(..., profile=True)") from None
         self._read.restype = ctypes.c_int64
         self._read.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p]
         self._reset.restype = None

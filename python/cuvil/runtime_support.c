@@ -1,12 +1,16 @@
 /* Runtime support linked into every Cuvil library (in-process and exported):
  * the MLIR runtime entry points lowered code may call, implemented here so
  * that artifacts depend on nothing but libc (not on libMLIR.so). */
+#ifdef CUVIL_PROFILE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 too */
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef CUVIL_PROFILE
 #include <time.h>
+#endif
 
 /* ---- Heap temporaries ------------------------------------------------------
  * Lowered code allocates its temporaries through these three functions
@@ -144,11 +148,13 @@ void memrefCopy(int64_t elemSize, CuvilUnrankedMemRef *srcArg, CuvilUnrankedMemR
 }
 
 /* ---- Kernel profile ---------------------------------------------------------
- * Libraries built with `profile=True` (pass cuvil-profile-kernels) call these
+ * Compiled in (-DCUVIL_PROFILE) only for libraries built with `profile=True`
+ * (pass cuvil-profile-kernels), whose kernel calls call these
  * around every kernel call: per kernel id, how many calls and how many
  * nanoseconds. Kernels are called from the thread that runs `main`, one at a
  * time; a library run from two threads at once gets approximate counts (the
  * counters are atomic, the attribution of overlapping calls is not). */
+#ifdef CUVIL_PROFILE
 enum { PROFILE_KERNELS = 4096 };
 static _Atomic uint64_t profileCalls[PROFILE_KERNELS];
 static _Atomic uint64_t profileNanos[PROFILE_KERNELS];
@@ -183,3 +189,4 @@ void cuvil_profile_reset(void) {
     atomic_store_explicit(&profileNanos[i], 0, memory_order_relaxed);
   }
 }
+#endif /* CUVIL_PROFILE */

@@ -14,12 +14,12 @@ namespace mlir::cuvil {
 
 inline constexpr llvm::StringLiteral kKernelPrefix = "cuvil_kernel_";
 
-/// The N of `cuvil_kernel_<N>_...`, or nothing for any other name.
+/// The N of `cuvil_kernel_<N>_<op>`, or nothing for any other name.
 inline std::optional<int64_t> kernelId(llvm::StringRef name) {
   if (!name.consume_front(kKernelPrefix))
     return std::nullopt;
   int64_t id;
-  if (name.consumeInteger(10, id) || id < 0)
+  if (name.consumeInteger(10, id) || id < 0 || !name.starts_with("_"))
     return std::nullopt;
   return id;
 }
