@@ -5,8 +5,8 @@
 Shapes: 1024^3 and the GEMMs of BERT-base (seq 128) and the benchmark MLP
 (batch 64). Each thread count runs in its own process so that numpy's
 OpenBLAS and PyTorch start with that many threads. Prints a table with
-ratios and writes results/matmul.json. Peak on this machine (Zen 4, AVX-512
-double-pumped) measured ~116 GFLOP/s per core.
+ratios and writes results/matmul.json. The machine's fp32 FMA roof:
+`python benchmarks/machine.py` (117 GFLOP/s per core on the Zen 4 test VM).
 """
 import argparse
 import json
