@@ -56,6 +56,9 @@ static void *spin_fma(void *arg) {
   return 0;
 }
 
+// Floating-point operations of one iteration of spin_fma's loop.
+int64_t cuvil_bench_fma_flops_per_iter(void) { return CHAINS * LANES * 2; }
+
 // GFLOP/s of `threads` threads each doing `iters` x CHAINS x 16 FMAs at once.
 double cuvil_bench_fma_gflops(int threads, int64_t iters) {
   pthread_t tid[64];

@@ -35,6 +35,7 @@ def _library():
         shutil.rmtree(folder)  # loaded: the file is no longer needed
     lib.cuvil_bench_fma_gflops.restype = ctypes.c_double
     lib.cuvil_bench_fma_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.cuvil_bench_fma_flops_per_iter.restype = ctypes.c_int64
     lib.cuvil_bench_read_gbps.restype = ctypes.c_double
     lib.cuvil_bench_read_gbps.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
     lib.cuvil_bench_handoff_ns.restype = ctypes.c_double
@@ -49,7 +50,7 @@ def probe(threads: int = 1, seconds: float = 0.15) -> float:
     lib = _library()
     calibrate = 2_000_000
     gflops = lib.cuvil_bench_fma_gflops(1, calibrate)
-    iters = max(calibrate, int(seconds * gflops * 1e9 / (12 * 16 * 2)))
+    iters = max(calibrate, int(seconds * gflops * 1e9 / lib.cuvil_bench_fma_flops_per_iter()))
     best = max(lib.cuvil_bench_fma_gflops(threads, iters) for _ in range(3))
     return best / threads
 

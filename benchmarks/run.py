@@ -11,9 +11,10 @@ time (cold and cached), peak RSS and max |error| vs eager. Next to every
 measurement the child also probes the machine on the same number of threads
 (machine.py: fp32 FMA roof, L3 read bandwidth, with 2+ threads the
 core-to-core handoff latency), before and after timing:
-"% peak" is the GFLOP/s against the lower FMA roof, and a probe far below the
-same probe at the start of the run flags the row as measured on a busy
-machine (a shared host's cores or caches taken by its neighbours).
+"% peak" is the GFLOP/s against the lower FMA roof, and a probe more than 15%
+worse than the best of that probe in the whole run flags the row as measured
+on a busy machine (a shared host's cores or caches taken by its neighbours,
+or its two vCPUs placed on two core complexes).
 Writes results/latest.json, results/latest.md and results/latest.png (if
 matplotlib is installed).
 """
