@@ -7,7 +7,8 @@ instead, on every workload, 1 and 2 threads, in one run.
 Each (workload, system, threads) runs in its own process (clean peak-memory
 numbers, no cross-talk between runtimes). Reports median and min latency over
 --repeats runs after warm-up, GFLOP/s (matmul and convolution FLOPs), compile
-time (cold and cached), peak RSS and max |error| vs eager. Next to every
+time (cold; for Cuvil also cached: a fresh process finding the library in the
+cache, the median of three, benchmarks/warm_start.py), peak RSS and max |error| vs eager. Next to every
 measurement the child also probes the machine on the same number of threads
 (machine.py: fp32 FMA roof, L3 read bandwidth, with 2+ threads the
 core-to-core handoff latency), before and after timing:
@@ -45,7 +46,7 @@ def measure_one(workload, system, threads, repeats, warmup):
     with torch.no_grad():
         reference = model(*inputs)
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        run, stats = systems.SYSTEMS[system](model, inputs, threads)
+        run, stats = systems.SYSTEMS[system](model, inputs, threads, workload)
         out = run()
         for _ in range(warmup):
             run()
