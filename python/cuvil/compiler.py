@@ -9,6 +9,7 @@ importer -> raising -> scheduling -> lowering -> artifact -> execution.
 A new input shape or dtype compiles again (one library per signature).
 """
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -399,7 +400,9 @@ class CompiledModule:
         packed = []
         if meta.prepack_specs is not None:
             pre = lib.function("main_prepack", *meta.prepack_specs)
-            packed = pre(*[weights[n] for n in meta.weight_order])
+            # Compile-time work, like codegen: the page faults of the packed
+            # weights are taken on every core, whatever `num_threads` says.
+            packed = pre(*[weights[n] for n in meta.weight_order], touch_threads=os.cpu_count() or 1)
         run = main_fn.bind({i: weights[key] if role == "weight" else packed[key]
                             for i, (role, key) in enumerate(meta.main_args) if role != "input"})
         stats["load"] = time.perf_counter() - t0

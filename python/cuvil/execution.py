@@ -48,6 +48,21 @@ def as_aligned(array: np.ndarray) -> np.ndarray:
     return out
 
 
+def first_touch(arrays: Sequence[np.ndarray], threads: int) -> None:
+    """Writes zeros over `arrays` from `threads` threads at once, so that the
+    kernel maps their fresh pages in parallel. For main_prepack's outputs
+    (BERT-base: 340 MB of packed weights) the page faults are most of a warm
+    start: numpy asks for huge pages above 4 MB, and a fresh 2 MB page costs
+    ~3.5 ms on the 2-core test VM (340 MB: 0.60 s on one thread, 0.32 s on two).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def touch(a):
+        np.copyto(a, 0)   # releases the GIL
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(touch, sorted(arrays, key=lambda a: -a.nbytes)))
+
+
 _DESCRIPTOR_TYPES = {}
 
 
@@ -99,9 +114,11 @@ class Function:
         fn.restype = None
         fn.argtypes = [ctypes.c_void_p] * (len(self.inputs) + len(self.outputs))
 
-    def __call__(self, *arrays: np.ndarray, out_shapes=None) -> List[np.ndarray]:
-        """`out_shapes` gives the output sizes when some are dynamic."""
-        return self.bind({})(*arrays, out_shapes=out_shapes)
+    def __call__(self, *arrays: np.ndarray, out_shapes=None, touch_threads=1) -> List[np.ndarray]:
+        """`out_shapes` gives the output sizes when some are dynamic;
+        `touch_threads` > 1 first-touches the outputs on that many threads
+        (see first_touch)."""
+        return self.bind({})(*arrays, out_shapes=out_shapes, touch_threads=touch_threads)
 
     def bind(self, fixed: Dict[int, np.ndarray]) -> "BoundFunction":
         """This function with the arrays at `fixed` positions (weights) passed
@@ -118,12 +135,14 @@ class BoundFunction:
         self._fixed = {i: descriptor(a) for i, a in self._keep.items()}
         self._free = [i for i in range(len(function.inputs)) if i not in fixed]
 
-    def __call__(self, *arrays: np.ndarray, out_shapes=None) -> List[np.ndarray]:
+    def __call__(self, *arrays: np.ndarray, out_shapes=None, touch_threads=1) -> List[np.ndarray]:
         f = self.function
         if len(arrays) != len(self._free):
             raise ValueError(f"{f.name} takes {len(self._free)} arrays, got {len(arrays)}")
         shapes = out_shapes or [tuple(s.shape) for s in f.outputs]
         outs = [aligned_empty(shape, s.np_dtype) for shape, s in zip(shapes, f.outputs)]
+        if touch_threads > 1:
+            first_touch(outs, touch_threads)
         descs = dict(self._fixed)
         keep = [as_aligned(a) for a in arrays]
         descs.update((i, descriptor(a)) for i, a in zip(self._free, keep))

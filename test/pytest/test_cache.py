@@ -114,3 +114,15 @@ def test_rebuilt_compiler_does_not_reuse_old_libraries(monkeypatch):
     assert rebuilt.stats["cache_hit"] == 0.0
     torch.testing.assert_close(rebuilt(x), model(x), atol=1e-5, rtol=1e-4)
     assert len(_entries()) == 2
+
+
+def test_first_touch_zeroes_every_output_on_several_threads():
+    # The warm start's prepack outputs are first-touched on all cores; the
+    # packing then overwrites them, so every byte must be written.
+    import numpy as np
+    from cuvil import execution
+    arrays = [execution.aligned_empty(shape, np.float32) for shape in ((3, 5), (1 << 20,), (7, 64, 64))]
+    for a in arrays:
+        a.fill(np.nan)
+    execution.first_touch(arrays, threads=2)
+    assert all(not a.any() for a in arrays)
