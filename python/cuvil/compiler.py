@@ -8,9 +8,11 @@ The stages run in the order the package's modules are named after:
 importer -> raising -> scheduling -> lowering -> artifact -> execution.
 A new input shape or dtype compiles again (one library per signature).
 """
+import hashlib
 import logging
 import os
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -47,6 +49,7 @@ class _Signature:
     prepack_specs: Optional[tuple] = None                    # (inputs, outputs) or None
     meta: Optional["_Meta"] = None
     run: Optional[execution.BoundFunction] = None   # main with weights bound
+    prepacked: Optional["_PackedWeights"] = None    # owns `packed`, maybe shared
 
 
 def _dim_names(i, dims) -> Dict[int, str]:
@@ -69,6 +72,9 @@ class _Meta:
     input_dims: list = field(default_factory=list)    # per user input: int | symbol name
     output_dims: list = field(default_factory=list)   # per output: int | sympy expression
     kernels: dict = field(default_factory=dict)       # profile=True: {kernel: what it computes}
+    # Identifies main_prepack's code (its IR and the options that lower it):
+    # signatures with the same one pack the same weights the same way.
+    prepack_key: str = ""
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -78,7 +84,7 @@ class _Meta:
         return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
-                    output_dims=self.output_dims, kernels=self.kernels)
+                    output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key)
 
     @classmethod
     def from_json(cls, d) -> "_Meta":
@@ -90,7 +96,8 @@ class _Meta:
         return cls(main_args=[tuple(r) for r in d["main_args"]], main_specs=specs(d["main_specs"]),
                    prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
                    out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
-                   output_dims=d["output_dims"], kernels=d.get("kernels", {}))
+                   output_dims=d["output_dims"], kernels=d.get("kernels", {}),
+                   prepack_key=d.get("prepack_key", ""))
 
     def output_shapes(self, arrays) -> Optional[list]:
         """Concrete output shapes for these inputs, when some are symbolic."""
@@ -141,6 +148,47 @@ def _set_c_interface(module):
         for op in module.body.operations:
             if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
                 op.attributes["llvm.emit_c_interface"] = UnitAttr.get()
+
+
+class _PackedWeights:
+    """main_prepack's outputs for one set of weight tensors. Holding the
+    weights' arrays keeps their memory, and so the addresses in the key
+    below, from being reused by other tensors while the entry lives."""
+
+    def __init__(self, arrays: List[np.ndarray], sources: List[np.ndarray]):
+        self.arrays = arrays
+        self._sources = sources
+
+
+# Packed weights shared by every signature (and every CompiledModule) in this
+# process whose main_prepack is the same code over the same weight tensors,
+# unchanged since (torch's version counter): recompiling a model, or compiling
+# it for another input shape, reuses them instead of packing (and holding)
+# the weights again. Entries go away with the last signature using them.
+_PREPACKED: "weakref.WeakValueDictionary[tuple, _PackedWeights]" = weakref.WeakValueDictionary()
+
+
+def _prepack(lib, lib_path, meta, weights, versions) -> Optional[_PackedWeights]:
+    if meta.prepack_specs is None:
+        return None
+    sources = [weights[n] for n in meta.weight_order]
+    code = meta.prepack_key or f"library:{lib_path}"
+    key = (code, tuple((a.ctypes.data, a.shape, a.dtype.str, versions.get(n))
+                       for n, a in zip(meta.weight_order, sources)))
+    hit = _PREPACKED.get(key)
+    if hit is not None:
+        return hit
+    pre = lib.function("main_prepack", *meta.prepack_specs)
+    # Compile-time work, like codegen: the page faults of the packed weights
+    # are taken on every core, whatever `num_threads` says.
+    packed = _PackedWeights(pre(*sources, touch_threads=os.cpu_count() or 1), sources)
+    _PREPACKED[key] = packed
+    return packed
+
+
+def _versions(named_tensors) -> Dict[str, int]:
+    """torch's in-place modification counter of each weight."""
+    return {name: t._version for name, t in named_tensors}
 
 
 class CompiledModule:
@@ -274,12 +322,14 @@ class CompiledModule:
             entry = artifact.load_index(index_key)
             if entry is not None:
                 t = time.perf_counter()
-                weights = self._weights_from_model(entry["weights"])
-                if weights is not None:
+                tensors = self._weights_from_model(entry["weights"])
+                if tensors is not None:
                     lib_path = artifact.lookup(entry["library"])
                     if lib_path is not None:
                         meta = _Meta.from_json(entry)
-                        return self._load(lib_path, meta, weights, {"cache_hit": 1.0}, {}, t)
+                        weights = {n: execution.as_aligned(w.numpy()) for n, w in tensors.items()}
+                        return self._load(lib_path, meta, weights, _versions(tensors.items()),
+                                          {"cache_hit": 1.0}, {}, t)
         return self._compile_from_source(args, threads, options, index_key)
 
     def _export_inputs(self, args):
@@ -305,8 +355,9 @@ class CompiledModule:
         return tuple(examples), tuple(shapes)
 
     def _weights_from_model(self, specs):
-        """The model's current weight tensors by export name, or None when one
-        is not a parameter/buffer (e.g. a tensor constant made in forward)."""
+        """The model's current weight tensors (detached, contiguous) by export
+        name, or None when one is not a parameter/buffer (e.g. a tensor
+        constant made in forward)."""
         weights = {}
         for spec in specs:
             if spec["kind"] not in ("parameter", "buffer", "buffer_nonpersistent"):
@@ -316,7 +367,7 @@ class CompiledModule:
                 tensor = getter(spec["name"])
             except AttributeError:
                 return None
-            weights[spec["name"]] = execution.as_aligned(tensor.detach().contiguous().numpy())
+            weights[spec["name"]] = tensor.detach().contiguous()
         return weights
 
     def _compile_from_source(self, args, threads, options, index_key) -> _Signature:
@@ -344,8 +395,8 @@ class CompiledModule:
             ir_text["torch"] = importer.last_torch_ir()
         stats["import"] = time.perf_counter() - t
         weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
-        weights = {a["name"]: execution.as_aligned(w.contiguous().numpy())
-                   for a, w in zip(weight_args, imported.weights())}
+        tensors = [(a["name"], w.contiguous()) for a, w in zip(weight_args, imported.weights())]
+        weights = {n: execution.as_aligned(w.numpy()) for n, w in tensors}
         key = artifact.cache_key(imported.text, *options)
 
         with Context() as ctx:
@@ -367,7 +418,9 @@ class CompiledModule:
                          out_spec=imported.out_spec,
                          input_dims=imported.manifest.get("input_dims", []),
                          output_dims=imported.manifest.get("output_dims", []),
-                         kernels=profiling.describe_kernels(module) if self.profiled else {})
+                         kernels=profiling.describe_kernels(module) if self.profiled else {},
+                         prepack_key="" if prepack is None else hashlib.sha256(
+                             "\0".join((str(prepack), *options)).encode()).hexdigest()[:32])
 
             lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
@@ -392,24 +445,20 @@ class CompiledModule:
                 log.debug("cuvil: no warm-start index for this model: %s", err)
             else:
                 artifact.store_index(index_key, entry)
-        return self._load(lib_path, meta, weights, stats, ir_text, time.perf_counter())
+        return self._load(lib_path, meta, weights, _versions(tensors), stats, ir_text, time.perf_counter())
 
-    def _load(self, lib_path, meta, weights, stats, ir_text, t0) -> _Signature:
+    def _load(self, lib_path, meta, weights, versions, stats, ir_text, t0) -> _Signature:
         lib = execution.Library(lib_path)
         main_fn = lib.function("main", *meta.main_specs)
-        packed = []
-        if meta.prepack_specs is not None:
-            pre = lib.function("main_prepack", *meta.prepack_specs)
-            # Compile-time work, like codegen: the page faults of the packed
-            # weights are taken on every core, whatever `num_threads` says.
-            packed = pre(*[weights[n] for n in meta.weight_order], touch_threads=os.cpu_count() or 1)
+        prepacked = _prepack(lib, lib_path, meta, weights, versions)
+        packed = prepacked.arrays if prepacked is not None else []
         run = main_fn.bind({i: weights[key] if role == "weight" else packed[key]
                             for i, (role, key) in enumerate(meta.main_args) if role != "input"})
         stats["load"] = time.perf_counter() - t0
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
         return _Signature(lib, main_fn, meta.main_args, packed, weights, meta.out_spec, stats,
-                          ir_text, meta.weight_order, meta.prepack_specs, meta, run)
+                          ir_text, meta.weight_order, meta.prepack_specs, meta, run, prepacked)
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,

@@ -145,3 +145,24 @@ def test_bert_base_seq128():
     # A second CompiledModule finds the library through the structural index.
     again = cuvil.compile(model, example_inputs=(ids,))
     assert again.stats["cache_hit"] == 1.0 and "import" not in again.stats
+
+
+def test_packed_weights_are_shared_until_a_weight_changes():
+    # Compiling the same model again in one process (or for another input
+    # shape, when main_prepack is the same code) reuses its packed weights.
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(4, 64)
+    cuvil.compile(model, example_inputs=(x,))                    # cold: fills the cache
+    first = cuvil.compile(model, example_inputs=(x,))            # cache hit
+    again = cuvil.compile(model, example_inputs=(x,))            # cache hit, same tensors
+    assert again.stats["cache_hit"] == 1.0 and first._last.packed
+    assert all(p is q for p, q in zip(first._last.packed, again._last.packed))
+    assert first._last.meta.prepack_key
+    first(torch.randn(9, 64))                                    # another signature, same packing
+    assert all(p is q for p, q in zip(first._last.packed, again._last.packed))
+    with torch.no_grad():
+        model.layers[0].weight.mul_(2)                           # bumps torch's version counter
+    changed = cuvil.compile(model, example_inputs=(x,))
+    assert not any(p is q for p, q in zip(changed._last.packed, again._last.packed))
+    with torch.no_grad():
+        torch.testing.assert_close(changed(x), model(x), atol=ATOL, rtol=RTOL)
