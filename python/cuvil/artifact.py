@@ -104,6 +104,23 @@ def compiler_build() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def host_cpu() -> str:
+    """The CPU libraries are built for (llc -mcpu=native): its model name and
+    feature flags, so that a cache shared between machines (a network home,
+    a copied container) never hands an AVX-512 library to an AVX2 host."""
+    import platform
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.machine() + ":" + platform.processor()
+    first = text.split("\n\n", 1)[0]
+    keep = [line for line in first.splitlines()
+            if line.split(":")[0].strip() in ("vendor_id", "cpu family", "model", "model name", "flags",
+                                               "Features", "CPU implementer", "CPU part")]
+    return platform.machine() + ";" + ";".join(keep)
+
+
+@functools.lru_cache(maxsize=None)
 def runtime_sources() -> str:
     """The C linked into every library: part of what decides its code."""
     return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()

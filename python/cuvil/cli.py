@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ._version import LLVM_VERSION, __version__
 
-_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+_DTYPES = {"f32": "float32", "f16": "float16", "f64": "float64",
            "i64": "int64", "i32": "int32", "i8": "int8", "i1": "bool"}
 
 
@@ -40,8 +40,12 @@ def _load_factory(ref: str):
     path, _, name = ref.partition(":")
     if not name or not Path(path).exists():
         raise SystemExit(f"cuvil: expected FILE.py:FACTORY with an existing file, got {ref!r}")
-    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    # Registered under its own name: the warm-start fingerprint finds a
+    # class's source file through sys.modules[cls.__module__].
+    module_name = f"_cuvil_cli_{Path(path).stem}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     if not hasattr(module, name):
         raise SystemExit(f"cuvil: {path} has no {name!r}")

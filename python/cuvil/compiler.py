@@ -10,7 +10,6 @@ A new input shape or dtype compiles again (one library per signature).
 """
 import hashlib
 import logging
-import os
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -180,8 +179,9 @@ def _prepack(lib, lib_path, meta, weights, versions) -> Optional[_PackedWeights]
         return hit
     pre = lib.function("main_prepack", *meta.prepack_specs)
     # Compile-time work, like codegen: the page faults of the packed weights
-    # are taken on every core, whatever `num_threads` says.
-    packed = _PackedWeights(pre(*sources, touch_threads=os.cpu_count() or 1), sources)
+    # are taken on every core this process may use, whatever `num_threads` says.
+    from . import threads
+    packed = _PackedWeights(pre(*sources, touch_threads=threads.available_cores()), sources)
     _PREPACKED[key] = packed
     return packed
 
@@ -272,6 +272,14 @@ class CompiledModule:
         for i, a in enumerate(args):
             if not isinstance(a, torch.Tensor):
                 raise TypeError(f"input {i} is a {type(a).__name__}; cuvil.compile takes tensors")
+            if a.device.type != "cpu":
+                raise ValueError(f"input {i} is on {a.device}; Cuvil compiles for the host CPU: "
+                                 f"pass it with .cpu()")
+            if str(a.dtype).removeprefix("torch.") not in _MLIR_TO_TORCH.values():
+                raise TypeError(f"input {i} has dtype {a.dtype}, which Cuvil does not support; "
+                                f"supported: {', '.join(sorted(set(_MLIR_TO_TORCH.values())))} "
+                                f"(e.g. convert with .float())")
+        self._check_shared_dims(args)
         key = tuple((tuple(None if d in self.dynamic_dims.get(i, ()) else s
                            for d, s in enumerate(a.shape)), str(a.dtype))
                     for i, a in enumerate(args))
@@ -289,6 +297,23 @@ class CompiledModule:
                             f"input {i} dim {d} is {got} but the model was compiled for {want}; "
                             f"dynamic dims are {self.dynamic_dims or 'none'}")
         return key
+
+    def _check_shared_dims(self, args) -> None:
+        """Dynamic dims with one name are one size (the library assumes it)."""
+        sizes = {}
+        for i, dims in self.dynamic_dims.items():
+            if i >= len(args):
+                continue
+            for d, name in dims.items():
+                if d >= args[i].dim():
+                    continue   # reported by _export_inputs when compiling
+                size = args[i].shape[d]
+                if size < 1:
+                    raise ValueError(f"input {i} dim {d} ({name!r}) is {size}; dynamic dims must be >= 1")
+                first = sizes.setdefault(name, (i, d, size))
+                if first[2] != size:
+                    raise ValueError(f"dynamic dim {name!r} is {first[2]} in input {first[0]} dim {first[1]} "
+                                     f"but {size} in input {i} dim {d}: dims sharing a name must be equal")
 
     def _signature_for(self, args) -> _Signature:
         key = self._key_of(args)
@@ -309,7 +334,8 @@ class CompiledModule:
         # The C runtime linked into every library is part of it too, and so is
         # the build of the passes themselves.
         return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), f"threads={threads}",
-                f"opt={self.opt_level}", artifact.runtime_sources(), artifact.compiler_build())
+                f"opt={self.opt_level}", artifact.runtime_sources(), artifact.compiler_build(),
+                artifact.host_cpu(), f"dynamic={sorted((i, sorted(d.items())) for i, d in self.dynamic_dims.items())}")
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint

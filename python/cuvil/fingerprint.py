@@ -4,9 +4,12 @@ without re-importing the model.
 
 It covers what decides the generated code: the source file of every
 submodule's class (hashed whole: `inspect.getsource` parses the file, 0.4 s
-for BERT's 18 classes), its type and extra_repr (layer sizes, eps, ...), the names, shapes and dtypes of
-parameters and buffers (not their values: weights are runtime arguments),
-input shapes and dtypes, HF configs, and the library versions. Code paths
+for BERT's 18 classes; the bytecode of its methods when it has no file), its
+type and extra_repr (layer sizes, eps, ...), its plain attributes (ints,
+floats, strings, flags) and small tensor attributes (inlined into the IR),
+every HF config, the names, shapes and dtypes of parameters and buffers
+(not their values: weights are runtime arguments), input shapes and dtypes,
+and the options (library versions, host CPU, dynamic dims). Code paths
 steered by state outside the model (globals, environment) are not seen; set
 CUVIL_CACHE_STRUCTURAL=0 to always re-import and key on the IR instead.
 """
@@ -17,13 +20,30 @@ import os
 _FILE_DIGESTS = {}   # (path, mtime_ns, size) -> sha256 of the file
 
 
+def _class_bytecode(cls) -> str:
+    """A digest of the bytecode of `cls`'s own functions (and those of its
+    bases outside torch): for classes with no source file, e.g. defined in a
+    notebook or `python -c`."""
+    import inspect
+    import marshal
+    h = hashlib.sha256()
+    for klass in inspect.getmro(cls):
+        if klass.__module__.split(".")[0] in ("torch", "builtins"):
+            continue
+        for attr in sorted(vars(klass)):
+            code = getattr(vars(klass)[attr], "__code__", None)
+            if code is not None:
+                h.update(attr.encode() + marshal.dumps(code))
+    return h.hexdigest()
+
+
 def _class_source(cls) -> str:
     """Identifies the code of `cls`: a digest of the file defining it."""
     import sys
     name = f"{cls.__module__}.{cls.__qualname__}"
     path = getattr(sys.modules.get(cls.__module__), "__file__", None)
     if not path:
-        return name
+        return f"{name}:bytecode:{_class_bytecode(cls)}"
     try:
         st = os.stat(path)
         key = (path, st.st_mtime_ns, st.st_size)
@@ -32,7 +52,34 @@ def _class_source(cls) -> str:
                 _FILE_DIGESTS[key] = hashlib.sha256(f.read()).hexdigest()
         return f"{name}:{_FILE_DIGESTS[key]}"
     except OSError:
-        return name
+        return f"{name}:bytecode:{_class_bytecode(cls)}"
+
+
+_PLAIN = (int, float, bool, str, type(None))
+# Tensor attributes up to this size are inlined into the IR by the importer
+# (importer.import_model's inline_max_bytes); larger ones become arguments,
+# which a warm start cannot bind, so it re-imports.
+_INLINED_TENSOR_BYTES = 65536
+
+
+def _attributes(module):
+    """What torch.export bakes into the IR from `module`'s own state besides
+    its parameters and buffers: plain values (head counts, eps, flags; tuples
+    and lists of them) and small tensor attributes (their contents)."""
+    import torch
+    parts = []
+    for key, value in sorted(vars(module).items()):
+        if key.startswith("_"):
+            continue
+        if isinstance(value, _PLAIN) or (isinstance(value, (tuple, list))
+                                         and all(isinstance(v, _PLAIN) for v in value)):
+            parts.append(f"{key}={value!r}")
+        elif isinstance(value, torch.Tensor):
+            t = value.detach()
+            data = t.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
+                if t.numel() * t.element_size() <= _INLINED_TENSOR_BYTES else b""
+            parts.append(f"{key}:{tuple(t.shape)}:{t.dtype}:{hashlib.sha256(data).hexdigest()}")
+    return parts
 
 
 def enabled() -> bool:
@@ -51,13 +98,15 @@ def structural_key(model, signature, options) -> str:
             h.update(b"\0")
 
     feed(torch.__version__, model.training)
-    classes = {}
+    classes, configs = {}, set()
     for name, module in model.named_modules():
         cls = type(module)
         classes[f"{cls.__module__}.{cls.__qualname__}"] = cls
         feed(name, cls.__qualname__, module.extra_repr())
+        feed(*_attributes(module))
         config = getattr(module, "config", None)
-        if config is not None and hasattr(config, "to_json_string") and name == "":
+        if config is not None and hasattr(config, "to_json_string") and id(config) not in configs:
+            configs.add(id(config))
             feed(config.to_json_string())
     for qualname in sorted(classes):
         feed(qualname, _class_source(classes[qualname]))

@@ -18,4 +18,9 @@ def get_num_threads() -> int:
     env = os.environ.get("CUVIL_NUM_THREADS")
     if env:
         return max(1, int(env))
+    return available_cores()
+
+
+def available_cores() -> int:
+    """The cores this process may run on (taskset, cgroups), not the host's."""
     return len(os.sched_getaffinity(0))

@@ -1,0 +1,94 @@
+"""The warm-start fingerprint (cuvil.fingerprint): whatever torch.export
+bakes into the generated code must change the key, or a second model would
+run the first one's library."""
+import types
+
+import pytest
+import torch
+import torch.nn as nn
+
+import cuvil
+from cuvil import fingerprint
+
+SIGNATURE = (((4, 8), "torch.float32"),)
+
+
+class Scaled(nn.Module):
+    """A plain attribute and a tensor attribute, both inlined by the export."""
+
+    def __init__(self, k, offset):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.k = k
+        self.offset = torch.tensor(offset)
+
+    def forward(self, x):
+        return self.proj(x) * self.k + self.offset
+
+
+def key(model):
+    return fingerprint.structural_key(model, SIGNATURE, ("options",))
+
+
+def test_plain_and_tensor_attributes_change_the_key():
+    assert key(Scaled(2, 0.5)) == key(Scaled(2, 0.5))
+    assert key(Scaled(2, 0.5)) != key(Scaled(3, 0.5))
+    assert key(Scaled(2, 0.5)) != key(Scaled(2, 1.5))
+
+
+def test_a_nested_config_changes_the_key():
+    class Config:
+        def __init__(self, heads):
+            self.heads = heads
+
+        def to_json_string(self):
+            return f'{{"heads": {self.heads}}}'
+
+    def wrapped(heads):
+        inner = nn.Linear(8, 8)
+        inner.config = Config(heads)
+        return nn.Sequential(inner)
+    assert key(wrapped(12)) != key(wrapped(8))
+
+
+def test_classes_without_a_source_file_are_keyed_by_their_bytecode():
+    def make(body):
+        module = types.ModuleType("notebook_cell")   # like __main__ in a notebook: no __file__
+        exec("import torch.nn as nn\n"
+             "class Net(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.proj = nn.Linear(8, 8)\n"
+             "    def forward(self, x):\n"
+             f"        return {body}\n", module.__dict__)
+        return module.Net()
+    assert key(make("self.proj(x)")) == key(make("self.proj(x)"))
+    assert key(make("self.proj(x)")) != key(make("self.proj(x).relu()"))
+
+
+def test_models_differing_in_an_attribute_do_not_share_a_library():
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    for k in (2, 3):
+        model = Scaled(k, 0.5).eval()
+        fast = cuvil.compile(model, example_inputs=(x,))
+        assert fast.stats["cache_hit"] == 0.0
+        with torch.no_grad():
+            torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
+
+
+def test_inputs_cuvil_cannot_take_are_named():
+    fast = cuvil.compile(nn.Linear(8, 8).eval())
+    with pytest.raises(TypeError, match=r"input 0 has dtype torch.bfloat16.*\.float\(\)"):
+        fast(torch.randn(2, 8, dtype=torch.bfloat16))
+
+
+def test_dims_sharing_a_name_must_agree():
+    class Add(nn.Module):
+        def forward(self, a, b):
+            return a + b
+    fast = cuvil.compile(Add(), example_inputs=(torch.randn(3, 4), torch.randn(3, 4)),
+                         dynamic_dims={0: {0: "n"}, 1: {0: "n"}})
+    torch.testing.assert_close(fast(torch.ones(5, 4), torch.ones(5, 4)), torch.full((5, 4), 2.0))
+    with pytest.raises(ValueError, match="dynamic dim 'n' is 5 in input 0 dim 0 but 6 in input 1 dim 0"):
+        fast(torch.ones(5, 4), torch.ones(6, 4))
