@@ -49,6 +49,8 @@ class _Signature:
     meta: Optional["_Meta"] = None
     run: Optional[execution.BoundFunction] = None   # main with weights bound
     prepacked: Optional["_PackedWeights"] = None    # owns `packed`, maybe shared
+    weight_tensors: Dict[str, object] = field(default_factory=dict)   # the model's, by name
+    weight_state: tuple = ()                         # their versions and addresses when bound
 
 
 def _dim_names(i, dims) -> Dict[int, str]:
@@ -186,9 +188,10 @@ def _prepack(lib, lib_path, meta, weights, versions) -> Optional[_PackedWeights]
     return packed
 
 
-def _versions(named_tensors) -> Dict[str, int]:
-    """torch's in-place modification counter of each weight."""
-    return {name: t._version for name, t in named_tensors}
+def _weight_state(tensors: Dict[str, object]) -> tuple:
+    """Changes when a weight is modified in place (torch's version counter)
+    or given other memory (`param.data = ...`)."""
+    return tuple((t._version, t.data_ptr()) for t in tensors.values())
 
 
 class CompiledModule:
@@ -237,6 +240,8 @@ class CompiledModule:
         import torch
         from torch.utils import _pytree as pytree
         sig = self._signature_for(args)
+        if sig.weight_tensors and _weight_state(sig.weight_tensors) != sig.weight_state:
+            self._bind_weights(sig)   # the model's weights changed since: use the new ones
         arrays = [a.detach().contiguous().numpy() for a in args]
         inputs = [arrays[key] for role, key in sig.main_args if role == "input"]
         outs = sig.run(*inputs, out_shapes=sig.meta.output_shapes(arrays))
@@ -353,9 +358,7 @@ class CompiledModule:
                     lib_path = artifact.lookup(entry["library"])
                     if lib_path is not None:
                         meta = _Meta.from_json(entry)
-                        weights = {n: execution.as_aligned(w.numpy()) for n, w in tensors.items()}
-                        return self._load(lib_path, meta, weights, _versions(tensors.items()),
-                                          {"cache_hit": 1.0}, {}, t)
+                        return self._load(lib_path, meta, tensors, {"cache_hit": 1.0}, {}, t)
         return self._compile_from_source(args, threads, options, index_key)
 
     def _export_inputs(self, args):
@@ -381,9 +384,9 @@ class CompiledModule:
         return tuple(examples), tuple(shapes)
 
     def _weights_from_model(self, specs):
-        """The model's current weight tensors (detached, contiguous) by export
-        name, or None when one is not a parameter/buffer (e.g. a tensor
-        constant made in forward)."""
+        """The model's weight tensors (the Parameter / buffer objects, which
+        see `.data = ...`) by export name, or None when one is not a
+        parameter/buffer (e.g. a tensor constant made in forward)."""
         weights = {}
         for spec in specs:
             if spec["kind"] not in ("parameter", "buffer", "buffer_nonpersistent"):
@@ -393,7 +396,7 @@ class CompiledModule:
                 tensor = getter(spec["name"])
             except AttributeError:
                 return None
-            weights[spec["name"]] = tensor.detach().contiguous()
+            weights[spec["name"]] = tensor
         return weights
 
     def _compile_from_source(self, args, threads, options, index_key) -> _Signature:
@@ -421,8 +424,10 @@ class CompiledModule:
             ir_text["torch"] = importer.last_torch_ir()
         stats["import"] = time.perf_counter() - t
         weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
-        tensors = [(a["name"], w.contiguous()) for a, w in zip(weight_args, imported.weights())]
-        weights = {n: execution.as_aligned(w.numpy()) for n, w in tensors}
+        # The model's own tensors where they are parameters/buffers, so that
+        # later changes to them are seen (see __call__); else the export's.
+        tensors = self._weights_from_model(weight_args) or \
+            {a["name"]: w for a, w in zip(weight_args, imported.weights())}
         key = artifact.cache_key(imported.text, *options)
 
         with Context() as ctx:
@@ -471,20 +476,34 @@ class CompiledModule:
                 log.debug("cuvil: no warm-start index for this model: %s", err)
             else:
                 artifact.store_index(index_key, entry)
-        return self._load(lib_path, meta, weights, _versions(tensors), stats, ir_text, time.perf_counter())
+        return self._load(lib_path, meta, tensors, stats, ir_text, time.perf_counter())
 
-    def _load(self, lib_path, meta, weights, versions, stats, ir_text, t0) -> _Signature:
+    def _load(self, lib_path, meta, tensors, stats, ir_text, t0) -> _Signature:
         lib = execution.Library(lib_path)
-        main_fn = lib.function("main", *meta.main_specs)
-        prepacked = _prepack(lib, lib_path, meta, weights, versions)
-        packed = prepacked.arrays if prepacked is not None else []
-        run = main_fn.bind({i: weights[key] if role == "weight" else packed[key]
-                            for i, (role, key) in enumerate(meta.main_args) if role != "input"})
+        sig = _Signature(lib, lib.function("main", *meta.main_specs), meta.main_args, [], {},
+                         meta.out_spec, stats, ir_text, meta.weight_order, meta.prepack_specs, meta,
+                         weight_tensors=tensors)
+        self._bind_weights(sig)
         stats["load"] = time.perf_counter() - t0
         log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
                   {k: round(v, 3) for k, v in stats.items()})
-        return _Signature(lib, main_fn, meta.main_args, packed, weights, meta.out_spec, stats,
-                          ir_text, meta.weight_order, meta.prepack_specs, meta, run, prepacked)
+        return sig
+
+    @staticmethod
+    def _bind_weights(sig: _Signature) -> None:
+        """Binds the weights as they are now: unpacked ones by reference
+        (no copy when 64-byte aligned), packed ones by running main_prepack
+        (or reusing another signature's packing of these very tensors).
+        A parameter replaced by a new object (`layer.weight = Parameter(..)`)
+        is not seen: compile again."""
+        tensors = sig.weight_tensors
+        sig.weight_state = _weight_state(tensors)
+        sig.weights = {n: execution.as_aligned(t.detach().contiguous().numpy()) for n, t in tensors.items()}
+        versions = {n: t._version for n, t in tensors.items()}
+        sig.prepacked = _prepack(sig.library, sig.library.path, sig.meta, sig.weights, versions)
+        sig.packed = sig.prepacked.arrays if sig.prepacked is not None else []
+        sig.run = sig.main.bind({i: sig.weights[key] if role == "weight" else sig.packed[key]
+                                 for i, (role, key) in enumerate(sig.meta.main_args) if role != "input"})
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,

@@ -166,3 +166,18 @@ def test_packed_weights_are_shared_until_a_weight_changes():
     assert not any(p is q for p, q in zip(changed._last.packed, again._last.packed))
     with torch.no_grad():
         torch.testing.assert_close(changed(x), model(x), atol=ATOL, rtol=RTOL)
+
+
+def test_calls_see_weights_changed_after_compiling():
+    # Like eager: a call uses the weights as they are now, packed (matmul
+    # weights) or not (biases), changed in place or given new memory.
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(4, 64)
+    fast = cuvil.compile(model, example_inputs=(x,))
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
+        model.layers[0].weight.mul_(-2)
+        model.layers[2].bias.add_(1)
+        torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
+        model.layers[1].weight.data = torch.randn(128, 256)
+        torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
