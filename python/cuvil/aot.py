@@ -64,19 +64,21 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
         "  int64_t stride = 1;",
         "  for (int i = rank - 1; i >= 0; --i) { m->dims[i] = shape[i]; m->dims[rank + i] = stride; stride *= shape[i]; }",
         "  return m;", "}", "",
+        # Rows of the shape tables below: the highest rank of any argument.
+        f"#define MAX_RANK {max([1] + [len(shape) for _, _, shape, _ in table] + [len(spec.shape) for spec in [*main_in, *main_out, *(sig.prepack_specs[1] if has_prepack else [])]])}",
         f"#define NUM_WEIGHTS {len(table)}",
         f"#define NUM_PACKED {len(sig.packed)}",
         f"#define WEIGHTS_BYTES {blob_bytes}ULL",
     ]
     # Weight table.
-    lines.append("static const struct { const char *name; uint64_t offset; int rank; int64_t shape[8]; } "
+    lines.append("static const struct { const char *name; uint64_t offset; int rank; int64_t shape[MAX_RANK]; } "
                  "weight_table[] = {")
     for name, off, shape, _ in table:
         lines.append(f'  {{"{name}", {off}ULL, {len(shape)}, {{{", ".join(map(str, shape)) or "0"}}}}},')
     lines.append("};")
     # Packed (prepack outputs) shapes.
     packed_specs = sig.prepack_specs[1] if has_prepack else []
-    lines.append("static const struct { int rank; int64_t shape[8]; uint64_t bytes; } packed_table[] = {")
+    lines.append("static const struct { int rank; int64_t shape[MAX_RANK]; uint64_t bytes; } packed_table[] = {")
     for spec in packed_specs:
         nbytes = int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.np_dtype).itemsize
         lines.append(f"  {{{len(spec.shape)}, {_shape_list(spec)}, {nbytes}ULL}},")
@@ -85,7 +87,7 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
     lines.append("};")
     io_tables = []
     for label, specs in (("input", [s for _, s in inputs]), ("output", main_out)):
-        lines.append(f"static const struct {{ int rank; int64_t shape[8]; }} {label}_table[] = {{")
+        lines.append(f"static const struct {{ int rank; int64_t shape[MAX_RANK]; }} {label}_table[] = {{")
         for spec in specs:
             lines.append(f"  {{{len(spec.shape)}, {_shape_list(spec)}}},")
         lines.append("};")

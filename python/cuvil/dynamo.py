@@ -2,8 +2,10 @@
 
 Registered through the `torch_dynamo_backends` entry point, so no import of
 cuvil is needed. Each graph Dynamo captures is compiled with cuvil.compile
-(same cache). A graph Cuvil cannot lower runs eagerly after one warning
-naming the op, unless `options={"strict": True}`, which raises instead.
+(same cache). A graph Cuvil cannot lower, or inputs it cannot take (dtype,
+device, more than max_recompiles signatures), run eagerly after one warning
+naming the op or the reason (signatures compiled before stay compiled),
+unless `options={"strict": True}`, which raises instead.
 Options: target, opt_level, num_threads, strict, max_recompiles.
 """
 import logging
@@ -29,31 +31,42 @@ def cuvil_backend(gm, example_inputs, options=None, **kwargs):
     schedule = options.pop("schedule", None)
     if schedule is not None:
         options["schedule"] = tuple(schedule)
-    graph, tensor_positions, dynamic_dims = _tensor_only(gm)
-    compiled = CompiledModule(graph, dynamic_dims=dynamic_dims, **options)
+
+    def eager(err):
+        if strict:
+            raise err
+        op = getattr(err, "op", None)
+        what = f"unsupported op {op}" if op else str(err).splitlines()[0]
+        warnings.warn(f"cuvil: running a graph eagerly: {what}", RuntimeWarning, stacklevel=3)
+
+    try:
+        graph, tensor_positions, dynamic_dims = _tensor_only(gm)
+        compiled = CompiledModule(graph, dynamic_dims=dynamic_dims, **options)
+    except CuvilError as err:   # a graph Cuvil cannot take: Dynamo runs it as is
+        eager(err)
+        return gm
     if dynamic_dims:
         log.info("cuvil: graph compiled with dynamic dims %s", dynamic_dims)
-    state = {"fallback": False}
+    eager_signatures = set()   # inputs this graph runs eagerly for (each warned about once)
 
     def run(*args):
-        if state["fallback"]:
-            return gm(*args)
         tensors = [args[i] for i in tensor_positions]
         try:
-            if len(compiled._compiled) >= max_recompiles and \
-                    compiled._key_of(tensors) not in compiled._compiled:
-                raise CuvilError(f"more than {max_recompiles} input signatures for one graph")
-            out = compiled(*tensors)
-        except CuvilError as err:
-            if strict:
-                raise
-            op = getattr(err, "op", None)
-            what = f"unsupported op {op}" if op else str(err).splitlines()[0]
-            warnings.warn(f"cuvil: running a graph eagerly: {what}", RuntimeWarning, stacklevel=2)
-            state["fallback"] = True
+            key = compiled._key_of(tensors)
+        except (TypeError, ValueError) as err:   # inputs Cuvil cannot take (dtype, device)
+            eager(err)
             return gm(*args)
-        # Dynamo graphs return a tuple/list; keep that structure.
-        return out
+        if key in eager_signatures:
+            return gm(*args)
+        try:
+            if key not in compiled._compiled and len(compiled._compiled) >= max_recompiles:
+                raise CuvilError(f"more than {max_recompiles} input signatures for one graph")
+            # Dynamo graphs return a tuple/list; it keeps that structure.
+            return compiled(*tensors)
+        except CuvilError as err:
+            eager(err)
+            eager_signatures.add(key)   # the signatures compiled before keep running compiled
+            return gm(*args)
 
     return run
 

@@ -107,7 +107,7 @@ class KernelProfile:
                          f"{sum(r.ms_per_run for r in rest):>8.3f} {sum(r.share for r in rest):>6.1%}")
         lines.append(f"{'(outside kernels)':<32} {'':>6} {self.outside_kernels_ms:>8.3f} "
                      f"{self.outside_kernels_ms / self.wall_ms_per_run:>6.1%}  "
-                     "main itself: allocation, copies, ops not outlined")
+                     "main itself (allocation, copies, ops not outlined) and the Python call around it")
         lines.append(f"{'(wall time of a call)':<32} {'':>6} {self.wall_ms_per_run:>8.3f}")
         return "\n".join(lines)
 

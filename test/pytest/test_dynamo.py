@@ -72,3 +72,31 @@ def test_strict_option_raises():
 def test_unknown_option_is_rejected():
     with pytest.raises(Exception, match="unknown cuvil backend option"):
         _run(CNN().eval(), torch.randn(1, 3, 16, 16), options={"tile": 3})
+
+
+def test_inputs_cuvil_cannot_take_run_eagerly_with_a_warning():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 8).eval().to(torch.bfloat16)
+    got, want, warned = _run(model, torch.randn(4, 8, dtype=torch.bfloat16))
+    torch.testing.assert_close(got, want)
+    assert len(warned) == 1 and "bfloat16" in warned[0]
+
+
+def test_past_max_recompiles_only_new_signatures_run_eagerly():
+    # One graph called with several shapes (Dynamo does that for graphs it
+    # did not specialise); the backend is called directly on an FX graph.
+    from cuvil.dynamo import cuvil_backend
+    torch.manual_seed(0)
+    model = CNN().eval()
+    gm = torch.fx.symbolic_trace(model)
+    for node in gm.graph.nodes:   # what Dynamo records on its graphs' inputs
+        if node.op == "placeholder":
+            node.meta["val"] = torch.randn(1, 3, 16, 16)
+    run = cuvil_backend(gm, None, options={"max_recompiles": 1})
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for batch in (1, 2, 1, 2):
+            x = torch.randn(batch, 3, 16, 16)
+            torch.testing.assert_close(run(x), model(x), atol=1e-5, rtol=1e-4)
+    warned = [str(w.message) for w in caught if "cuvil:" in str(w.message)]
+    assert len(warned) == 1 and "more than 1 input signatures" in warned[0], warned
