@@ -78,13 +78,31 @@ def measure_one(workload, system, threads, repeats, warmup):
 
 
 def run_child(workload, system, threads, args):
+    """One (workload, system, threads) in its own process group, with a
+    scratch folder this process removes: a child killed at the timeout
+    takes its own children (warm starts) with it and leaves no exports."""
+    import shutil
+    import signal
+    import tempfile
     cmd = [sys.executable, __file__, "--child", workload, system, str(threads),
            "--repeats", str(args.repeats), "--warmup", str(args.warmup)]
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), CUVIL_NUM_THREADS=str(threads))
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+    scratch = tempfile.mkdtemp(prefix="cuvil-bench-")
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), CUVIL_NUM_THREADS=str(threads),
+               CUVIL_BENCH_SCRATCH=scratch)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return dict(workload=workload, system=system, threads=threads,
+                    error=f"timed out after {args.timeout} s")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    lines = [l for l in stdout.splitlines() if l.startswith("{")]
     if proc.returncode != 0 or not lines:
-        tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+        tail = (stderr.strip().splitlines() or ["?"])[-1][:200]
         return dict(workload=workload, system=system, threads=threads, error=tail)
     return json.loads(lines[-1])
 

@@ -18,8 +18,11 @@ class Skip(Exception):
 @functools.lru_cache(maxsize=None)
 def _scratch() -> str:
     """This process's scratch folder (ONNX exports, IREE's MLIR, Cuvil's
-    cache), removed when the process exits: the exports of BERT and GPT-2 are
-    0.5-1.4 GB each, and a full run makes twenty of them."""
+    cache): the exports of BERT and GPT-2 are 0.5-1.4 GB each, and a full run
+    makes twenty of them. run.py passes one it removes after the child (also
+    when it had to kill it); otherwise one removed when this process exits."""
+    if os.environ.get("CUVIL_BENCH_SCRATCH"):
+        return os.environ["CUVIL_BENCH_SCRATCH"]
     folder = tempfile.mkdtemp(prefix="cuvil-bench-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
@@ -132,7 +135,10 @@ def _warm_start(workload, threads) -> float:
     seconds = []
     for _ in range(WARM_STARTS):
         proc = subprocess.run([sys.executable, script, workload, str(threads)], capture_output=True,
-                              text=True, env=dict(os.environ), check=True)
+                              text=True, env=dict(os.environ))
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
+            raise RuntimeError(f"warm start of {workload} failed: {tail}")
         result = json.loads(proc.stdout.strip().splitlines()[-1])
         if result["cache_hit"] != 1.0:
             raise RuntimeError(f"warm start of {workload} missed the cache")

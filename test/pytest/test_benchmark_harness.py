@@ -66,3 +66,16 @@ def test_report_flags_rows_measured_on_a_busy_machine():
     table = harness.markdown([row, healthy], start)
     flagged = [line for line in table.splitlines() if "busy: l3_read_gbps" in line and line.startswith("|")]
     assert len(flagged) == 1
+
+
+def test_a_child_past_the_timeout_is_a_row_not_a_crash(tmp_path):
+    out, scratch = tmp_path / "bench", tmp_path / "scratch"
+    scratch.mkdir()
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), "--workloads", "matmul", "--systems", "cuvil",
+         "--threads", "1", "--repeats", "2", "--timeout", "2", "--out", str(out)],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, TMPDIR=str(scratch)))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (row,) = json.loads(out.with_suffix(".json").read_text())["results"]
+    assert row["error"] == "timed out after 2 s"
+    assert not list(scratch.iterdir())   # the killed child's scratch is removed too
