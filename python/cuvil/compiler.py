@@ -142,24 +142,13 @@ def _arg_roles(func) -> List[tuple]:
     return roles
 
 
-def _mark_entry_points(module):
-    """The entry points (main, main_prepack), not the kernels: C wrappers,
-    and read-only arguments. Their arguments are the caller's memory (user
-    inputs, the model's weights, the packed weights every call reuses): with
-    writable arguments, bufferization lets an op whose init is an argument
-    accumulate into it (a conv's bias broadcast, hoisted into the packed
-    weights, grew by the conv's output on every call)."""
-    from .ir import ArrayAttr, BoolAttr, DictAttr, UnitAttr
+def _set_c_interface(module):
+    """C wrappers for the entry points (main, main_prepack), not the kernels."""
+    from .ir import UnitAttr
     with module.context:
         for op in module.body.operations:
             if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
                 op.attributes["llvm.emit_c_interface"] = UnitAttr.get()
-                n_args = len(op.regions[0].blocks[0].arguments)
-                old = list(op.arg_attrs) if "arg_attrs" in op.attributes else [DictAttr.get({})] * n_args
-                op.attributes["arg_attrs"] = ArrayAttr.get([
-                    DictAttr.get({**{a.name: a.attr for a in DictAttr(attrs)},
-                                  "bufferization.writable": BoolAttr.get(False)})
-                    for attrs in old])
 
 
 class _PackedWeights:
@@ -349,7 +338,8 @@ class CompiledModule:
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
         # The C runtime linked into every library is part of it too, and so is
         # the build of the passes themselves.
-        return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), f"threads={threads}",
+        return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), lowering.ENTRY_ARGUMENTS,
+                f"threads={threads}",
                 f"opt={self.opt_level}", artifact.runtime_sources(), artifact.compiler_build(),
                 artifact.host_cpu(), f"dynamic={sorted((i, sorted(d.items())) for i, d in self.dynamic_dims.items())}")
 
@@ -448,7 +438,7 @@ class CompiledModule:
                                 if a["kind"] != "user_input"}
             raising.mark_weights(module, weight_positions)
             raising.raise_and_prepack(module)
-            _mark_entry_points(module)
+            _set_c_interface(module)
             ir_text["cuvil"] = str(module)
             stats["raise"] = time.perf_counter() - t
             main = raising.lookup_func(module, "main")
