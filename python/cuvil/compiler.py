@@ -169,11 +169,11 @@ class _PackedWeights:
 _PREPACKED: "weakref.WeakValueDictionary[tuple, _PackedWeights]" = weakref.WeakValueDictionary()
 
 
-def _prepack(lib, lib_path, meta, weights, versions) -> Optional[_PackedWeights]:
+def _prepack(lib, meta, weights, versions) -> Optional[_PackedWeights]:
     if meta.prepack_specs is None:
         return None
     sources = [weights[n] for n in meta.weight_order]
-    code = meta.prepack_key or f"library:{lib_path}"
+    code = meta.prepack_key or f"library:{lib.path}"
     key = (code, tuple((a.ctypes.data, a.shape, a.dtype.str, versions.get(n))
                        for n, a in zip(meta.weight_order, sources)))
     hit = _PREPACKED.get(key)
@@ -338,10 +338,10 @@ class CompiledModule:
         raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
         # The C runtime linked into every library is part of it too, and so is
         # the build of the passes themselves.
+        dynamic = sorted((i, sorted(dims.items())) for i, dims in self.dynamic_dims.items())
         return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), lowering.ENTRY_ARGUMENTS,
-                f"threads={threads}",
-                f"opt={self.opt_level}", artifact.runtime_sources(), artifact.compiler_build(),
-                artifact.host_cpu(), f"dynamic={sorted((i, sorted(d.items())) for i, d in self.dynamic_dims.items())}")
+                f"threads={threads}", f"opt={self.opt_level}", f"dynamic={dynamic}",
+                artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu())
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint
@@ -501,7 +501,7 @@ class CompiledModule:
         sig.weight_state = _weight_state(tensors)
         sig.weights = {n: execution.as_aligned(t.detach().contiguous().numpy()) for n, t in tensors.items()}
         versions = {n: t._version for n, t in tensors.items()}
-        sig.prepacked = _prepack(sig.library, sig.library.path, sig.meta, sig.weights, versions)
+        sig.prepacked = _prepack(sig.library, sig.meta, sig.weights, versions)
         sig.packed = sig.prepacked.arrays if sig.prepacked is not None else []
         sig.run = sig.main.bind({i: sig.weights[key] if role == "weight" else sig.packed[key]
                                  for i, (role, key) in enumerate(sig.meta.main_args) if role != "input"})

@@ -57,9 +57,10 @@ def _class_source(cls) -> str:
 
 _PLAIN = (int, float, bool, str, type(None))
 # Tensor attributes up to this size are inlined into the IR by the importer
-# (importer.import_model's inline_max_bytes); larger ones become arguments,
-# which a warm start cannot bind, so it re-imports.
-_INLINED_TENSOR_BYTES = 65536
+# (the default of importer.import_model's inline_max_bytes); larger ones
+# become arguments, which a warm start cannot bind, so it re-imports. Defined
+# here: the importer module loads torch-mlir, which a warm start must not.
+INLINE_MAX_BYTES = 65536
 
 
 def _attributes(module):
@@ -77,7 +78,7 @@ def _attributes(module):
         elif isinstance(value, torch.Tensor):
             t = value.detach()
             data = t.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
-                if t.numel() * t.element_size() <= _INLINED_TENSOR_BYTES else b""
+                if t.numel() * t.element_size() <= INLINE_MAX_BYTES else b""
             parts.append(f"{key}:{tuple(t.shape)}:{t.dtype}:{hashlib.sha256(data).hexdigest()}")
     return parts
 

@@ -27,6 +27,7 @@ from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 from torch_mlir.passmanager import PassManager
 
 from .errors import CompileError, UnsupportedOpError
+from .fingerprint import INLINE_MAX_BYTES
 
 
 
@@ -289,7 +290,7 @@ def input_dims(prog) -> List[List[Any]]:
 
 def import_program_weights_as_args(
     prog, *, func_name: str = "main", output_type: str = "linalg-on-tensors",
-    inline_max_bytes: int = 65536, inline_nonpersistent_buffers: bool = False,
+    inline_max_bytes: int = INLINE_MAX_BYTES, inline_nonpersistent_buffers: bool = False,
     debug_info: bool = False, check_dialects: bool = True, name_args: bool = True,
     strip_asserts: bool = False,
     allowed_dialects: Sequence[str] = UPSTREAM_DIALECTS,
