@@ -9,6 +9,10 @@ makes random inputs of the given shapes/dtypes, compiles, checks the result
 against eager, and writes the library plus the IR of every stage to `-o`.
 `profile` compiles with kernel timers, checks against eager, and prints the
 time of each kernel per call (cuvil.profiling).
+
+Both exit with status 1 when the compiled result is further from eager than
+`--atol + --rtol * max|eager|` (defaults 1e-5 and 1e-4, fp32 with reassociated
+sums); what they write is written all the same, so the IR can be inspected.
 """
 import argparse
 import importlib.util
@@ -60,10 +64,34 @@ def _random_input(shape, dtype):
     return torch.randint(0, 100, shape, dtype=dt)
 
 
-def cmd_compile(args) -> int:
-    import torch
-    from torch.utils import _pytree as pytree
+class _EagerComparison:
+    """The compiled model's largest deviation from eager over every output
+    tensor, against the bound atol + rtol * (largest eager magnitude)."""
 
+    def __init__(self, got, want, rtol: float, atol: float):
+        import torch
+        from torch.utils import _pytree as pytree
+        pairs = [(g, w) for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want))
+                 if isinstance(w, torch.Tensor) and w.numel()]
+        self.error = max((float((g.double() - w.double()).abs().max()) for g, w in pairs), default=0.0)
+        scale = max((float(w.double().abs().max()) for _, w in pairs), default=0.0)
+        self.bound = atol + rtol * scale
+        self.ok = self.error <= self.bound   # False for NaN
+
+    def complaint(self, written: str = "") -> str:
+        return (f"cuvil: max |cuvil - eager| = {self.error:.3e} exceeds the tolerance {self.bound:.3e} "
+                f"(--atol + --rtol * max|eager|){written}; rerun with -v for the stage log, or with "
+                f"larger --rtol/--atol if this model's numerics allow it")
+
+
+def _compare_with_eager(fast, model, inputs, args) -> _EagerComparison:
+    import torch
+    with torch.no_grad():
+        got, want = fast(*inputs), model(*inputs)
+    return _EagerComparison(got, want, args.rtol, args.atol)
+
+
+def cmd_compile(args) -> int:
     import cuvil
     from .compiler import STAGES
 
@@ -76,9 +104,7 @@ def cmd_compile(args) -> int:
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    with torch.no_grad():
-        got, want = pytree.tree_leaves(fast(*inputs)), pytree.tree_leaves(model(*inputs))
-    err = max(float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor))
+    check = _compare_with_eager(fast, model, inputs, args)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for stage in STAGES:
@@ -86,19 +112,22 @@ def cmd_compile(args) -> int:
             fast.export_ir(str(out / f"model.{stage}.mlir"), stage)
         except KeyError:
             pass  # stage skipped (library came from the cache)
-    shutil.copy2(fast._last.library.path, out / "model.so")
-    report = {"stats": fast.stats, "max_abs_error_vs_eager": err,
+    shutil.copy2(fast.library_path, out / "model.so")
+    report = {"stats": fast.stats, "max_abs_error_vs_eager": check.error,
+              "tolerance": check.bound, "within_tolerance": check.ok,
               "inputs": [list(s) + [d] for s, d in args.input]}
     (out / "report.json").write_text(json.dumps(report, indent=2))
     print(f"compiled {type(model).__name__} -> {out}/model.so  "
-          f"(max |cuvil - eager| = {err:.2e}; stages: "
+          f"(max |cuvil - eager| = {check.error:.2e}; stages: "
           + ", ".join(f"{k} {v:.2f}s" for k, v in fast.stats.items() if k != "cache_hit") + ")")
+    if not check.ok:
+        print(check.complaint(f"; the library and IR are in {out}"), file=sys.stderr)
+        return 1
     return 0
 
 
 def cmd_profile(args) -> int:
     import torch
-    from torch.utils import _pytree as pytree
 
     import cuvil
 
@@ -106,18 +135,21 @@ def cmd_profile(args) -> int:
     inputs = tuple(_random_input(*s) for s in args.input)
     try:
         fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True)
+        check = _compare_with_eager(fast, model, inputs, args)
         with torch.no_grad():
-            got, want = pytree.tree_leaves(fast(*inputs)), pytree.tree_leaves(model(*inputs))
             profile = fast.profile(*inputs, runs=args.runs)
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    err = max((float((g - w).abs().max()) for g, w in zip(got, want) if isinstance(w, torch.Tensor)),
-              default=0.0)
-    print(f"{type(model).__name__}: {profile.runs} runs, max |cuvil - eager| = {err:.2e}")
+    print(f"{type(model).__name__}: {profile.runs} runs, max |cuvil - eager| = {check.error:.2e}")
     print(profile.table(top=args.top))
     if args.json:
-        Path(args.json).write_text(profile.to_json())
+        report = dict(json.loads(profile.to_json()), max_abs_error_vs_eager=check.error,
+                      tolerance=check.bound, within_tolerance=check.ok)
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    if not check.ok:
+        print(check.complaint(), file=sys.stderr)
+        return 1
     return 0
 
 
@@ -125,6 +157,9 @@ def _model_and_inputs_args(p):
     p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
     p.add_argument("--input", action="append", type=parse_input_spec, required=True,
                    help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
+    p.add_argument("--rtol", type=float, default=1e-4,
+                   help="allowed error vs eager relative to the largest eager output (default 1e-4)")
+    p.add_argument("--atol", type=float, default=1e-5, help="allowed absolute error vs eager (default 1e-5)")
 
 
 def main(argv=None) -> int:

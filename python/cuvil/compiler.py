@@ -225,7 +225,8 @@ class CompiledModule:
         schedule, lower, codegen, load) and whether the cache was hit."""
         return dict(self._last.stats) if self._last else {}
 
-    def export_ir(self, path: str, stage: str = "cuvil") -> None:
+    def stage_ir(self, stage: str = "cuvil") -> str:
+        """The IR text after `stage` (one of STAGES) of the most recent compile."""
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
         if self._last is None:
@@ -233,8 +234,35 @@ class CompiledModule:
         if stage not in self._last.ir:
             raise KeyError(f"stage {stage!r} was not run for this signature "
                            f"(the library came from the cache); have: {sorted(self._last.ir)}")
+        return self._last.ir[stage]
+
+    def export_ir(self, path: str, stage: str = "cuvil") -> None:
+        """Writes stage_ir(stage) to `path`."""
+        text = self.stage_ir(stage)
         with open(path, "w") as f:
-            f.write(self._last.ir[stage])
+            f.write(text)
+
+    @property
+    def num_signatures(self) -> int:
+        """How many input signatures (shapes, dtypes) have been compiled."""
+        return len(self._compiled)
+
+    def signature_key(self, args) -> tuple:
+        """The signature `args` would run under (shapes with dynamic dims as
+        None, dtypes); raises TypeError / ValueError for inputs that cannot
+        be run (not tensors, another device, an unsupported dtype, a
+        mismatch with a dynamic build)."""
+        return self._key_of(tuple(args))
+
+    def is_compiled_for(self, key: tuple) -> bool:
+        return key in self._compiled
+
+    @property
+    def library_path(self) -> str:
+        """The shared library of the most recent compile (in the cache)."""
+        if self._last is None:
+            raise RuntimeError("nothing compiled yet: call the module or pass example_inputs")
+        return self._last.library.path
 
     def __call__(self, *args):
         import torch

@@ -52,14 +52,14 @@ def cuvil_backend(gm, example_inputs, options=None, **kwargs):
     def run(*args):
         tensors = [args[i] for i in tensor_positions]
         try:
-            key = compiled._key_of(tensors)
+            key = compiled.signature_key(tensors)
         except (TypeError, ValueError) as err:   # inputs Cuvil cannot take (dtype, device)
             eager(err)
             return gm(*args)
         if key in eager_signatures:
             return gm(*args)
         try:
-            if key not in compiled._compiled and len(compiled._compiled) >= max_recompiles:
+            if not compiled.is_compiled_for(key) and compiled.num_signatures >= max_recompiles:
                 raise CuvilError(f"more than {max_recompiles} input signatures for one graph")
             # Dynamo graphs return a tuple/list; it keeps that structure.
             return compiled(*tensors)

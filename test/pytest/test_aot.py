@@ -1,5 +1,10 @@
 """cuvil.export: the artifact folder runs from C (no Python) and matches
-eager; a cross build for AArch64 produces an AArch64 object."""
+eager, for float and int64 inputs and for several outputs (tuples, dicts);
+model.h declares the API and describes the buffers; a cross build for
+AArch64 produces an AArch64 object that links, with the generated C, into
+an AArch64 library (and, under qemu-aarch64 when present, runs and matches
+eager)."""
+import re
 import shutil
 import struct
 import subprocess
@@ -8,12 +13,90 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from torch import nn
+from torch.utils import _pytree as pytree
 
 import cuvil
 
 from models import CNN
 
 HERE = Path(__file__).parent
+CROSS = "aarch64-linux-gnu"
+CROSS_SYSROOT = Path("/usr") / CROSS          # where Debian's cross libc lives
+needs_cross_cc = pytest.mark.skipif(
+    shutil.which(f"{CROSS}-gcc") is None,
+    reason=f"no {CROSS}-gcc cross compiler (Debian/Ubuntu: apt-get install gcc-{CROSS})")
+
+
+def _cc() -> str:
+    return shutil.which("cc") or "gcc"
+
+
+class TokenModel(nn.Module):
+    """Token ids (int64) and a float mask in; four outputs of two dtypes and
+    ranks 0 to 3, as a tuple or as a dict whose keys are not in sorted order."""
+
+    def __init__(self, as_dict=False):
+        super().__init__()
+        self.emb, self.proj, self.as_dict = nn.Embedding(50, 16), nn.Linear(16, 8), as_dict
+
+    def forward(self, ids, mask):
+        h = self.emb(ids) * mask.unsqueeze(-1)
+        logits = self.proj(h)
+        pooled = h.sum(1) / mask.sum(1, keepdim=True)
+        top, count = logits.argmax(-1), mask.sum()
+        if self.as_dict:
+            return {"logits": logits, "top": top, "pooled": pooled, "count": count}
+        return logits, pooled, top, count
+
+
+def _token_inputs():
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 50, (2, 5), generator=g)          # int64
+    mask = (torch.rand(2, 5, generator=g) > 0.3).float()
+    mask[:, 0] = 1.0                                         # no empty row
+    return ids, mask
+
+
+def _build_driver(out: Path, exe: Path, cc=None, link=None):
+    """Inputs/run_model_io.c against the exported folder (host: -lmodel)."""
+    link = link if link is not None else [f"-L{out}", "-lmodel", f"-Wl,-rpath,{out}"]
+    subprocess.run([cc or _cc(), "-O1", "-Wall", "-Werror", str(HERE / "Inputs" / "run_model_io.c"),
+                    f"-I{out}", *link, "-o", str(exe)], check=True)
+
+
+def _run_from_c(exe: Path, out: Path, inputs, want, work: Path, runner=()):
+    """Runs the driver on `inputs` (tensors) with outputs sized like the
+    tensors `want`; returns the outputs read back in want's dtypes/shapes."""
+    args = [*runner, str(exe), str(out / "weights.bin")]
+    for i, x in enumerate(inputs):
+        x.numpy().tofile(work / f"in{i}.bin")
+        args.append(str(work / f"in{i}.bin"))
+    for j, w in enumerate(want):
+        args += [str(work / f"out{j}.bin"), str(w.numpy().nbytes)]
+    proc = subprocess.run(args, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"ran {len(inputs)} input(s) -> {len(want)} output(s)")
+    return [np.fromfile(work / f"out{j}.bin", dtype=w.numpy().dtype).reshape(w.shape)
+            for j, w in enumerate(want)]
+
+
+def _assert_matches(got, want):
+    assert len(got) == len(want)
+    for j, (g, w) in enumerate(zip(got, want)):
+        w = w.numpy()
+        if np.issubdtype(w.dtype, np.integer):
+            np.testing.assert_array_equal(g, w, err_msg=f"output {j}")
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"output {j}")
+
+
+def _dynamic_deps(lib: Path):
+    """ldd's lines for a host library: check=True and non-empty, so that a
+    failing or silent ldd cannot pass the "no libLLVM" checks below."""
+    deps = subprocess.run(["ldd", str(lib)], capture_output=True, text=True, check=True).stdout
+    assert "libc.so" in deps, deps
+    return deps
 
 
 def test_exported_cnn_runs_from_c_and_matches_eager(tmp_path):
@@ -21,11 +104,17 @@ def test_exported_cnn_runs_from_c_and_matches_eager(tmp_path):
     model, x = CNN().eval(), torch.randn(1, 3, 32, 32)
     out = cuvil.export(model, (x,), tmp_path / "artifact")
     assert {p.name for p in out.iterdir()} >= {"libmodel.so", "model.h", "weights.bin", "README.md"}
-    deps = subprocess.run(["ldd", str(out / "libmodel.so")], capture_output=True, text=True).stdout
+    deps = _dynamic_deps(out / "libmodel.so")
     assert "libMLIR" not in deps and "libLLVM" not in deps and "python" not in deps.lower()
+    # Exported: the C API and the C-interface entry point, not MLIR's plain
+    # `main` or the runtime support (version script).
+    syms = subprocess.run(["nm", "-D", "--defined-only", str(out / "libmodel.so")],
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert {"cuvil_model_load", "cuvil_model_run", "cuvil_model_free", "_mlir_ciface_main"} <= set(syms)
+    assert "main" not in syms and "memrefCopy" not in syms
 
     exe = tmp_path / "run_model"
-    subprocess.run([shutil.which("cc") or "gcc", str(HERE / "Inputs" / "run_model.c"), f"-I{out}",
+    subprocess.run([_cc(), str(HERE / "Inputs" / "run_model.c"), f"-I{out}",
                     f"-L{out}", "-lmodel", f"-Wl,-rpath,{out}", "-o", str(exe)], check=True)
     x.numpy().astype(np.float32).tofile(tmp_path / "input.bin")
     with torch.no_grad():
@@ -39,11 +128,87 @@ def test_exported_cnn_runs_from_c_and_matches_eager(tmp_path):
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+def test_exported_cnn_runs_twice_from_one_load(tmp_path):
+    """The conv's prepacked weights are computed once at load: a run must
+    not change them (read-only entry arguments), or the second run differs."""
+    torch.manual_seed(0)
+    model, x = CNN().eval(), torch.randn(1, 3, 16, 16)
+    out = cuvil.export(model, (x,), tmp_path / "artifact")
+    _build_driver(out, tmp_path / "run_model_io")
+    with torch.no_grad():
+        want = [model(x)]
+    _assert_matches(_run_from_c(tmp_path / "run_model_io", out, (x,), want, tmp_path), want)
+
+
+@pytest.mark.parametrize("as_dict", [False, True], ids=["tuple", "dict"])
+def test_exported_int64_inputs_and_several_outputs_match_eager(tmp_path, as_dict):
+    torch.manual_seed(0)
+    model, inputs = TokenModel(as_dict).eval(), _token_inputs()
+    out = cuvil.export(model, inputs, tmp_path / "artifact")
+    with torch.no_grad():
+        want = pytree.tree_leaves(model(*inputs))   # C output j = leaf j (dict: insertion order)
+    assert [w.dtype for w in want] == ([torch.float32, torch.int64, torch.float32, torch.float32] if as_dict
+                                       else [torch.float32, torch.float32, torch.int64, torch.float32])
+    _build_driver(out, tmp_path / "run_model_io")
+    _assert_matches(_run_from_c(tmp_path / "run_model_io", out, inputs, want, tmp_path), want)
+
+
+def test_model_header_declares_the_api_and_describes_the_buffers(tmp_path):
+    torch.manual_seed(0)
+    out = cuvil.export(TokenModel(as_dict=True).eval(), _token_inputs(), tmp_path / "artifact")
+    header = (out / "model.h").read_text()
+    # Buffers, in the C API's order: inputs as passed, outputs as the dict's
+    # insertion order (the C element type and the dims of each).
+    described = re.findall(r"^ \*   ((?:input|output) \d+: .*)$", header, re.M)
+    assert described == ["input 0: int64_t[2][5]", "input 1: float[2][5]",
+                         "output 0: float[2][5][8]", "output 1: int64_t[2][5]",
+                         "output 2: float[2][16]", "output 3: float (scalar)"]
+    assert "#define CUVIL_MODEL_NUM_INPUTS 2\n" in header
+    assert "#define CUVIL_MODEL_NUM_OUTPUTS 4\n" in header
+    for decl in ["typedef struct cuvil_model cuvil_model;",
+                 "cuvil_model *cuvil_model_load(const char *weights_path);",
+                 "int cuvil_model_run(cuvil_model *model, const void *const *inputs, void *const *outputs);",
+                 "void cuvil_model_free(cuvil_model *model);"]:
+        assert decl in header
+    # The header compiles on its own, twice (include guard), in strict C and
+    # in C++, with exactly these prototypes and counts; the C++ program links
+    # against the library (extern "C": unmangled names).
+    check = tmp_path / "check.c"
+    check.write_text(
+        '#include "model.h"\n#include "model.h"\n'
+        "_Static_assert(CUVIL_MODEL_NUM_INPUTS == 2, \"inputs\");\n"
+        "_Static_assert(CUVIL_MODEL_NUM_OUTPUTS == 4, \"outputs\");\n"
+        "cuvil_model *(*const load_fn)(const char *) = cuvil_model_load;\n"
+        "int (*const run_fn)(cuvil_model *, const void *const *, void *const *) = cuvil_model_run;\n"
+        "void (*const free_fn)(cuvil_model *) = cuvil_model_free;\n"
+        "int main(void) {\n"
+        "  (void)run_fn;\n"
+        "  cuvil_model *m = load_fn(\"/nonexistent/weights.bin\");  /* NULL, a message */\n"
+        "  free_fn(m);\n"
+        "  return m != 0;\n"
+        "}\n")
+    subprocess.run([_cc(), "-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{out}", str(check),
+                    f"-L{out}", "-lmodel", f"-Wl,-rpath,{out}", "-o", str(tmp_path / "check")], check=True)
+    _expect_load_refused(tmp_path / "check")
+    cxx = shutil.which("c++") or shutil.which("g++")
+    if cxx:
+        cpp = tmp_path / "check.cpp"
+        cpp.write_text(check.read_text().replace("_Static_assert", "static_assert"))
+        subprocess.run([cxx, "-Wall", "-Wextra", "-Werror", f"-I{out}", str(cpp), f"-L{out}", "-lmodel",
+                        f"-Wl,-rpath,{out}", "-o", str(tmp_path / "check_cxx")], check=True)
+        _expect_load_refused(tmp_path / "check_cxx")
+
+
+def _expect_load_refused(exe):
+    proc = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0 and "cuvil: cannot open /nonexistent/weights.bin" in proc.stderr, proc
+
+
 def test_wrong_weights_file_is_refused(tmp_path):
     torch.manual_seed(0)
     out = cuvil.export(CNN().eval(), (torch.randn(1, 3, 16, 16),), tmp_path / "a")
     exe = tmp_path / "run_model"
-    subprocess.run(["cc", str(HERE / "Inputs" / "run_model.c"), f"-I{out}", f"-L{out}", "-lmodel",
+    subprocess.run([_cc(), str(HERE / "Inputs" / "run_model.c"), f"-I{out}", f"-L{out}", "-lmodel",
                     f"-Wl,-rpath,{out}", "-o", str(exe)], check=True)
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"\0" * 10)
@@ -60,3 +225,52 @@ def test_aarch64_cross_build_is_aarch64(tmp_path):
     assert header[:4] == b"\x7fELF"
     (machine,) = struct.unpack_from("<H", header, 18)
     assert machine == 183  # EM_AARCH64
+
+
+def _cross_library(out: Path) -> Path:
+    """What the README tells a user to do: the target's C compiler builds
+    model.c + runtime_support.c and links them with model.o; every symbol
+    must resolve against the target's libc and libm."""
+    lib = out / "libmodel.so"
+    subprocess.run([f"{CROSS}-gcc", "-O2", "-fPIC", "-shared", "-Wall", "-Werror", f"-I{out}",
+                    str(out / "model.c"), str(out / "runtime_support.c"), str(out / "model.o"),
+                    "-Wl,--no-undefined", "-o", str(lib), "-lm"], check=True)
+    return lib
+
+
+@needs_cross_cc
+def test_aarch64_export_cross_compiles_into_a_library(tmp_path):
+    torch.manual_seed(0)
+    out = cuvil.export(TokenModel().eval(), _token_inputs(), tmp_path / "arm", target=CROSS)
+    assert not (out / "libmodel.so").exists()
+    obj_syms = subprocess.run([f"{CROSS}-nm", "--defined-only", str(out / "model.o")],
+                              capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^[0-9a-f]+ T _mlir_ciface_main$", obj_syms, re.M), obj_syms
+    lib = _cross_library(out)
+    elf = subprocess.run([f"{CROSS}-readelf", "-h", "-d", str(lib)],
+                         capture_output=True, text=True, check=True).stdout
+    assert re.search(r"Machine:\s+AArch64", elf), elf
+    needed = set(re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", elf))
+    assert "libc.so.6" in needed and needed <= {"libc.so.6", "libm.so.6", "ld-linux-aarch64.so.1"}, needed
+    syms = subprocess.run([f"{CROSS}-nm", "-D", "--defined-only", str(lib)],
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert {"cuvil_model_load", "cuvil_model_run", "cuvil_model_free", "_mlir_ciface_main"} <= set(syms)
+    # A program against it cross-builds too (the header and the driver are target-neutral).
+    _build_driver(out, tmp_path / "run_model_io", cc=f"{CROSS}-gcc",
+                  link=[str(lib), "-Wl,-rpath,$ORIGIN"])
+
+
+@needs_cross_cc
+@pytest.mark.skipif(shutil.which("qemu-aarch64") is None or not (CROSS_SYSROOT / "lib").is_dir(),
+                    reason=f"no qemu-aarch64 (apt-get install qemu-user) or no {CROSS_SYSROOT}/lib")
+def test_aarch64_export_runs_under_qemu_and_matches_eager(tmp_path):
+    torch.manual_seed(0)
+    model, inputs = TokenModel(as_dict=True).eval(), _token_inputs()
+    out = cuvil.export(model, inputs, tmp_path / "arm", target=CROSS)
+    lib = _cross_library(out)
+    exe = tmp_path / "run_model_io"
+    _build_driver(out, exe, cc=f"{CROSS}-gcc", link=[str(lib), f"-Wl,-rpath,{out}"])
+    with torch.no_grad():
+        want = pytree.tree_leaves(model(*inputs))
+    got = _run_from_c(exe, out, inputs, want, tmp_path, runner=["qemu-aarch64", "-L", str(CROSS_SYSROOT)])
+    _assert_matches(got, want)

@@ -1,41 +1,56 @@
 """cuvil.compile end to end: numerics against PyTorch eager (stated
 tolerances), output structures, errors a user can cause."""
+import json
+import subprocess
+import sys
+
 import pytest
 import torch
-from torch.utils import _pytree as pytree
 
 import cuvil
-
-from models import CNN, MLP, TupleDictOutputs, UsesErfinv, bert, gpt2_block
+from conftest import ROOT, assert_outputs_match
+from models import CNN, MLP, SMALL_BERT, SMALL_GPT2, SMALL_MLP, MatMul, bert, gpt2
 
 # fp32 throughout; reductions are reassociated by tiling/vectorization.
 RTOL, ATOL = 1e-4, 1e-5
 
 
+class TupleDictOutputs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 16)
+
+    def forward(self, x, y):
+        h = self.proj(x)
+        return {"hidden": h, "pair": (y * 2.0, h.sum())}
+
+
+class UsesErfinv(torch.nn.Module):
+    def forward(self, x):
+        return torch.erfinv(torch.tanh(x))
+
+
 def assert_matches_eager(model, *inputs, atol=ATOL, rtol=RTOL):
+    """cuvil.compile (the public entry point: cache on, compiled at the first
+    call) against eager."""
     fast = cuvil.compile(model)
     with torch.no_grad():
         want = model(*inputs)
     got = fast(*inputs)
-    want_leaves = [t for t in pytree.tree_leaves(want) if isinstance(t, torch.Tensor)]
-    got_leaves = pytree.tree_leaves(got)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves):
-        assert g.shape == w.shape and g.dtype == w.dtype
-        torch.testing.assert_close(g, w, atol=atol, rtol=rtol)
+    assert_outputs_match(got, want, rtol=rtol, atol=atol)
     return fast, got, want
 
 
 def test_mlp():
     torch.manual_seed(0)
-    fast, _, _ = assert_matches_eager(MLP().eval(), torch.randn(16, 64))
+    fast, _, _ = assert_matches_eager(MLP(SMALL_MLP).eval(), torch.randn(16, 64))
     assert fast.stats["cache_hit"] == 0.0
     assert set(fast.stats) >= {"import", "raise", "schedule", "lower", "codegen", "load"}
 
 
 def test_mlp_weights_are_prepacked_not_inlined(tmp_path):
     torch.manual_seed(0)
-    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(4, 64),))
+    fast = cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(4, 64),))
     fast.export_ir(str(tmp_path / "cuvil.mlir"), stage="cuvil")
     text = (tmp_path / "cuvil.mlir").read_text()
     assert "func.func @main_prepack" in text          # the W^T transposes run once
@@ -58,25 +73,25 @@ def test_tuple_and_dict_outputs():
 
 
 def test_bert_small():
-    model = bert()
+    model = bert(**SMALL_BERT)
     ids = torch.randint(0, model.config.vocab_size, (1, 64))
     assert_matches_eager(model, ids, atol=1e-4)
 
 
 def test_gpt2_causal_block():
-    model = gpt2_block()
+    model = gpt2(**SMALL_GPT2)
     ids = torch.randint(0, model.config.vocab_size, (1, 32))
     assert_matches_eager(model, ids, atol=1e-4)
 
 
 def test_new_shape_recompiles():
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(SMALL_MLP).eval()
     fast = cuvil.compile(model)
     for batch in (2, 5):
         x = torch.randn(batch, 64)
         torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
-    assert len(fast._compiled) == 2
+    assert fast.num_signatures == 2
 
 
 def test_unsupported_op_names_op_and_source_line():
@@ -84,31 +99,26 @@ def test_unsupported_op_names_op_and_source_line():
         cuvil.compile(UsesErfinv(), example_inputs=(torch.randn(4),))
     err = info.value
     assert "erfinv" in err.op
-    assert "models.py:" in err.location          # the model's own source line
+    assert "test_compile.py:" in err.location    # the model's own source line
     assert err.reproducer and "torch-mlir-opt" in err.reproducer
 
 
 def test_wrong_input_count_is_value_error():
-    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(2, 64),))
+    fast = cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(2, 64),))
     with pytest.raises(ValueError, match="compiled for 1 input"):
         fast(torch.randn(2, 64), torch.randn(2, 64))
 
 
 def test_non_tensor_input_is_type_error():
-    fast = cuvil.compile(MLP().eval())
+    fast = cuvil.compile(MLP(SMALL_MLP).eval())
     with pytest.raises(TypeError, match="input 0 is a list"):
         fast([1.0, 2.0])
 
 
 def test_export_ir_rejects_unknown_stage(tmp_path):
-    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(2, 64),))
+    fast = cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(2, 64),))
     with pytest.raises(ValueError, match="stage must be one of"):
         fast.export_ir(str(tmp_path / "x.mlir"), stage="assembly")
-
-
-class MatMul(torch.nn.Module):
-    def forward(self, a, b):
-        return a @ b
 
 
 @pytest.mark.parametrize("m,k,n", [(100, 70, 33), (1, 1, 1), (129, 257, 65)])
@@ -117,21 +127,58 @@ def test_matmul_shapes_the_tiles_do_not_divide(m, k, n):
     assert_matches_eager(MatMul(), torch.randn(m, k), torch.randn(k, n), atol=1e-4)
 
 
+def _cli(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "cuvil.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def test_cli_compiles_a_factory_and_writes_every_stage(tmp_path):
-    import subprocess
-    from pathlib import Path
-    example = Path(__file__).resolve().parents[2] / "examples" / "mlp.py"
-    proc = subprocess.run(["cuvil", "compile", f"{example}:make_model", "--input", "2x1024xf32",
-                           "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    factory = tmp_path / "small.py"
+    factory.write_text(f"import sys; sys.path.insert(0, {str(ROOT / 'examples')!r})\n"
+                       "from models import MLP\n"
+                       "def make():\n"
+                       "    return MLP((1024, 256, 64)).eval()\n")
+    proc = _cli("compile", f"{factory}:make", "--input", "2x1024xf32", "-o", str(tmp_path / "out"))
     assert proc.returncode == 0, proc.stderr
-    assert "max |cuvil - eager|" in proc.stdout
     written = {p.name for p in (tmp_path / "out").iterdir()}
     assert {"model.so", "report.json", "model.linalg.mlir", "model.cuvil.mlir",
             "model.scheduled.mlir", "model.llvm.mlir", "model.torch.mlir"} <= written
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    # fp32 matmuls of K = 1024 and 256: a few roundings, far below the bound.
+    assert 0 <= report["max_abs_error_vs_eager"] <= 1e-5 and report["within_tolerance"]
+    assert f"max |cuvil - eager| = {report['max_abs_error_vs_eager']:.2e}" in proc.stdout
+
+
+# A model that computes something else when traced than when run eagerly:
+# the compiled result is 1.0 off eager's, whatever the numerics.
+TRACED_DIFFERENTLY = """
+import torch
+class TracedDifferently(torch.nn.Module):
+    def forward(self, x):
+        return x + 1.0 if torch.compiler.is_compiling() else x
+def make():
+    return TracedDifferently()
+"""
+
+
+@pytest.mark.parametrize("command", ["compile", "profile"])
+def test_cli_fails_when_the_error_exceeds_the_tolerance(tmp_path, command):
+    factory = tmp_path / "traced_differently.py"
+    factory.write_text(TRACED_DIFFERENTLY)
+    extra = ["-o", str(tmp_path / "out")] if command == "compile" else \
+        ["--runs", "1", "--threads", "1", "--json", str(tmp_path / "profile.json")]
+    proc = _cli(command, f"{factory}:make", "--input", "4x8xf32", *extra)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "exceeds the tolerance" in proc.stderr and "Traceback" not in proc.stderr
+    report = json.loads((tmp_path / ("out/report.json" if command == "compile" else "profile.json")).read_text())
+    assert report["within_tolerance"] is False
+    assert report["max_abs_error_vs_eager"] > report["tolerance"] > 0
+    # A tolerance that allows the difference passes.
+    proc = _cli(command, f"{factory}:make", "--input", "4x8xf32", *extra, "--rtol", "10")
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_cli_rejects_a_bad_input_spec():
-    import subprocess
     proc = subprocess.run(["cuvil", "compile", "x.py:f", "--input", "2xbanana", "-o", "/tmp/x"],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "expected DIMSxDTYPE like 1x128xi64" in proc.stderr
@@ -139,7 +186,7 @@ def test_cli_rejects_a_bad_input_spec():
 
 def test_bert_base_seq128():
     """The size the benchmarks use: 12 layers, hidden 768 (about 20 s here)."""
-    model = bert(hidden=768, layers=12, heads=12, intermediate=3072)
+    model = bert()   # BERT-base
     ids = torch.randint(0, model.config.vocab_size, (1, 128))
     fast, _, _ = assert_matches_eager(model, ids, atol=2e-4)
     # A second CompiledModule finds the library through the structural index.
@@ -151,7 +198,7 @@ def test_packed_weights_are_shared_until_a_weight_changes():
     # Compiling the same model again in one process (or for another input
     # shape, when main_prepack is the same code) reuses its packed weights.
     torch.manual_seed(0)
-    model, x = MLP().eval(), torch.randn(4, 64)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(4, 64)
     cuvil.compile(model, example_inputs=(x,))                    # cold: fills the cache
     first = cuvil.compile(model, example_inputs=(x,))            # cache hit
     again = cuvil.compile(model, example_inputs=(x,))            # cache hit, same tensors
@@ -172,7 +219,7 @@ def test_calls_see_weights_changed_after_compiling():
     # Like eager: a call uses the weights as they are now, packed (matmul
     # weights) or not (biases), changed in place or given new memory.
     torch.manual_seed(0)
-    model, x = MLP().eval(), torch.randn(4, 64)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(4, 64)
     fast = cuvil.compile(model, example_inputs=(x,))
     with torch.no_grad():
         torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)

@@ -17,7 +17,7 @@ def test_mlp_dynamic_batch_one_build():
     for batch in (1, 3, 8):
         x = torch.randn(batch, 64)
         torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
-    assert len(fast._compiled) == 1
+    assert fast.num_signatures == 1
 
 
 def test_cnn_dynamic_batch():
@@ -28,7 +28,7 @@ def test_cnn_dynamic_batch():
         x = torch.randn(batch, 3, 16, 16)
         with torch.no_grad():
             torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
-    assert len(fast._compiled) == 1
+    assert fast.num_signatures == 1
 
 
 def test_bert_dynamic_batch():
@@ -39,7 +39,7 @@ def test_bert_dynamic_batch():
         with torch.no_grad():
             want = model(ids).last_hidden_state
         torch.testing.assert_close(fast(ids)["last_hidden_state"], want, atol=1e-4, rtol=1e-4)
-    assert len(fast._compiled) == 1
+    assert fast.num_signatures == 1
 
 
 def test_non_dynamic_dim_mismatch_is_a_clear_error():

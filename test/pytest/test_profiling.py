@@ -86,5 +86,8 @@ def test_cli_profile(tmp_path):
                            "--input", "8x64xf32", "--runs", "3", "--threads", "1", "--json", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "max |cuvil - eager|" in proc.stdout and "(outside kernels)" in proc.stdout
-    assert json.loads(out.read_text())["runs"] == 3
+    report = json.loads(out.read_text())
+    assert report["runs"] == 3 and report["within_tolerance"]
+    assert 0 <= report["max_abs_error_vs_eager"] <= 1e-5          # fp32, K = 64
+    assert f"max |cuvil - eager| = {report['max_abs_error_vs_eager']:.2e}" in proc.stdout
+    assert "(outside kernels)" in proc.stdout

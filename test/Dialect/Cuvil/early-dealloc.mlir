@@ -27,14 +27,22 @@ func.func @chain(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
 
 // -----
 
-// A buffer used inside a loop is freed after the loop; one that is returned
-// keeps its place.
+// A buffer used inside a loop is freed after the loop (not inside it); one
+// whose last use is a copy is freed right after the copy. The returned
+// buffer is the caller's: it must never be freed here (names are bound so
+// that a dealloc of %c cannot stand in for the one of %b).
 // CHECK-LABEL: func.func @loop_and_escape
-// CHECK:         scf.for
-// CHECK:         }
-// CHECK-NEXT:    memref.dealloc %[[A:.*]] : memref<8xf32>
-// CHECK:         memref.dealloc %{{.*}} : memref<8xf32>
-// CHECK-NEXT:    return
+// CHECK:         %[[A:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      memref.store %{{.*}}, %[[A]][%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    memref.dealloc %[[A]] : memref<8xf32>
+// CHECK-NEXT:    %[[B:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    %[[C:.*]] = memref.alloc() : memref<8xf32>
+// CHECK-NEXT:    memref.copy %[[B]], %[[C]] : memref<8xf32> to memref<8xf32>
+// CHECK-NEXT:    memref.dealloc %[[B]] : memref<8xf32>
+// CHECK-NOT:     memref.dealloc %[[C]]
+// CHECK:         return %[[C]] : memref<8xf32>
 func.func @loop_and_escape(%n: index) -> memref<8xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

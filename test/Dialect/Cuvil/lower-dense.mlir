@@ -272,21 +272,36 @@ func.func @layer_norm_dynamic(%x: tensor<?x?xf32>, %w: tensor<?xf32>, %b: tensor
 // CHECK:         %[[KT:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<2x12x16xf32>) outs(%{{.*}} : tensor<2x16x12xf32>)
 // CHECK:         %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[QS]], %[[KT]] : tensor<2x8x16xf32>, tensor<2x16x12xf32>) outs(%{{.*}} : tensor<2x8x12xf32>)
 // CHECK:         %[[SM:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$MASK]], #[[$ID]]], {{.*}}} ins(%[[S]], %[[M]] : tensor<2x8x12xf32>, tensor<8x12xf32>)
-// CHECK:           arith.addf
+// CHECK-NEXT:    ^bb0(%[[SV:.*]]: f32, %[[MV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      arith.addf %[[SV]], %[[MV]] : f32
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         linalg.generic {{.*}} ins(%[[SM]] : tensor<2x8x12xf32>)
+// CHECK:         %[[CAUSAL:.*]] = linalg.generic {{.*}} ins(%[[SM]] : tensor<2x8x12xf32>)
+// CHECK-NEXT:    ^bb0(%[[SMV:.*]]: f32, %{{.*}}: f32):
 // CHECK:           %[[I:.*]] = linalg.index 1 : index
 // CHECK:           %[[J:.*]] = linalg.index 2 : index
 // CHECK:           %[[FUT:.*]] = arith.cmpi ugt, %[[J]], %[[I]] : index
-// CHECK:           arith.select %[[FUT]], %[[NINF]], %{{.*}} : f32
-// CHECK:           arith.maximumf
+// CHECK:           arith.select %[[FUT]], %[[NINF]], %[[SMV]] : f32
 // Softmax over keys; a row whose keys are all masked (max = -inf, sum = 0)
-// gives zeros like torch's SDPA, not NaN.
-// CHECK:           arith.cmpf oeq, %{{.*}}, %{{.*}} : f32
-// CHECK:           math.exp
-// CHECK:           %[[Q:.*]] = arith.divf
-// CHECK:           %[[NONE:.*]] = arith.cmpf oeq
-// CHECK:           arith.select %[[NONE]], %{{.*}}, %[[Q]]
+// gives zeros like torch's SDPA, not NaN: the max is replaced by 0 before
+// exp(x - max) (-inf - -inf would be NaN), and the quotient by 0 when the
+// sum is 0.
+// CHECK:         %[[NINF2:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[CAUSAL]] : tensor<2x8x12xf32>)
+// CHECK:           arith.maximumf
+// CHECK:         %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[CAUSAL]], %[[MAX]] : tensor<2x8x12xf32>, tensor<2x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[XV:.*]]: f32, %[[MAXV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[ALLMASKED:.*]] = arith.cmpf oeq, %[[MAXV]], %[[NINF2]] : f32
+// CHECK-NEXT:      %[[SHIFT:.*]] = arith.select %[[ALLMASKED]], %[[ZERO]], %[[MAXV]] : f32
+// CHECK-NEXT:      %[[CEN:.*]] = arith.subf %[[XV]], %[[SHIFT]] : f32
+// CHECK-NEXT:      math.exp %[[CEN]] : f32
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : tensor<2x8x12xf32>)
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<2x8x12xf32>, tensor<2x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[EV:.*]]: f32, %[[SUMV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[P:.*]] = arith.divf %[[EV]], %[[SUMV]] : f32
+// CHECK-NEXT:      %[[NONE:.*]] = arith.cmpf oeq, %[[SUMV]], %[[ZERO]] : f32
+// CHECK-NEXT:      arith.select %[[NONE]], %[[ZERO]], %[[P]] : f32
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %[[V]] : tensor<2x8x12xf32>, tensor<2x12x4xf32>) outs(%{{.*}} : tensor<2x8x4xf32>)
 func.func @attention_mask_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>, %v: tensor<2x12x4xf32>, %m: tensor<8x12xf32>) -> tensor<2x8x4xf32> {
   %0 = cuvil.attention %q, %k, %v mask(%m : tensor<8x12xf32>) {causal} : tensor<2x8x16xf32>, tensor<2x12x16xf32>, tensor<2x12x4xf32> -> tensor<2x8x4xf32>
@@ -295,9 +310,14 @@ func.func @attention_mask_causal(%q: tensor<2x8x16xf32>, %k: tensor<2x12x16xf32>
 
 // -----
 
-// Explicit scale attribute.
+// Explicit scale attribute: q is multiplied by it (not by 1/sqrt(8)).
 // CHECK-LABEL: func.func @attention_scale
-// CHECK:         arith.constant 1.250000e-01 : f32
+// CHECK-SAME:    (%[[Q:.*]]: tensor<4x8xf32>)
+// CHECK:         %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[Q]] : tensor<4x8xf32>)
+// CHECK-NEXT:    ^bb0(%[[QV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      %[[QS:.*]] = arith.mulf %[[QV]], %[[SCALE]] : f32
+// CHECK-NEXT:      linalg.yield %[[QS]] : f32
 func.func @attention_scale(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = cuvil.attention %q, %q, %q {scale = 0.125 : f64} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
@@ -307,19 +327,27 @@ func.func @attention_scale(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
 
 // A dynamic head dim: the default scale 1/sqrt(D) is computed at run time
 // (it used to be folded from the dynamic-size sentinel into a NaN constant).
+// D is the last dim of q (index 2), read with tensor.dim; 1 / sqrt(D) is
+// computed in f64 and rounded once to f32, and q itself is multiplied by it.
+// A NaN constant (f32 or f64, either sign) must appear nowhere in the
+// function: the CHECK-NOTs cover the stretches before, in the middle of and
+// after the checked chain (to the end of the function).
 // CHECK-LABEL: func.func @attention_dynamic_head_dim
 // CHECK-SAME:    (%[[Q:.*]]: tensor<2x?x?xf32>)
-// CHECK-NOT:     0x7FC00000
-// CHECK-NOT:     0xFFC00000
-// CHECK:         %[[D:.*]] = tensor.dim %[[Q]], %c2
-// CHECK:         %[[DI:.*]] = arith.index_cast %[[D]] : index to i64
-// CHECK:         %[[DF:.*]] = arith.sitofp %[[DI]] : i64 to f64
-// CHECK:         %[[SQ:.*]] = math.sqrt %[[DF]] : f64
-// CHECK:         %[[INV:.*]] = arith.divf %{{.*}}, %[[SQ]] : f64
-// CHECK:         %[[SCALE:.*]] = arith.truncf %[[INV]] : f64 to f32
-// CHECK:         linalg.generic
-// CHECK:           arith.mulf %{{.*}}, %[[SCALE]] : f32
-// CHECK-NOT:     0xFFC00000
+// CHECK-NOT:     {{0x[7F]FC00000|0x[7F]FF8000000000000}}
+// CHECK:         %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[D:.*]] = tensor.dim %[[Q]], %[[C2]] : tensor<2x?x?xf32>
+// CHECK-NEXT:    %[[DI:.*]] = arith.index_cast %[[D]] : index to i64
+// CHECK-NEXT:    %[[DF:.*]] = arith.sitofp %[[DI]] : i64 to f64
+// CHECK-NEXT:    %[[SQ:.*]] = math.sqrt %[[DF]] : f64
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:    %[[INV:.*]] = arith.divf %[[ONE]], %[[SQ]] : f64
+// CHECK-NEXT:    %[[SCALE:.*]] = arith.truncf %[[INV]] : f64 to f32
+// CHECK-NOT:     {{0x[7F]FC00000|0x[7F]FF8000000000000}}
+// CHECK:         linalg.generic {{.*}} ins(%[[Q]] : tensor<2x?x?xf32>)
+// CHECK-NEXT:    ^bb0(%[[QV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      arith.mulf %[[QV]], %[[SCALE]] : f32
+// CHECK-NOT:     {{0x[7F]FC00000|0x[7F]FF8000000000000}}
 func.func @attention_dynamic_head_dim(%q: tensor<2x?x?xf32>) -> tensor<2x?x?xf32> {
   %0 = cuvil.attention %q, %q, %q : tensor<2x?x?xf32>, tensor<2x?x?xf32>, tensor<2x?x?xf32> -> tensor<2x?x?xf32>
   return %0 : tensor<2x?x?xf32>
@@ -330,8 +358,8 @@ func.func @attention_dynamic_head_dim(%q: tensor<2x?x?xf32>) -> tensor<2x?x?xf32
 // Float narrowing is one truncf (nearest-even); f16 <-> bf16 goes through f32.
 // CHECK-LABEL: func.func @cast_floats
 // CHECK:         arith.truncf %{{.*}} : f32 to bf16
-// CHECK:         arith.extf %{{.*}} : f16 to f32
-// CHECK-NEXT:    arith.truncf %{{.*}} : f32 to bf16
+// CHECK:         %[[WIDE:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK-NEXT:    arith.truncf %[[WIDE]] : f32 to bf16
 // CHECK:         arith.extf %{{.*}} : bf16 to f32
 func.func @cast_floats(%x: tensor<4x?xf32>, %h: tensor<4xf16>, %b: tensor<4xbf16>) -> (tensor<4x?xbf16>, tensor<4xbf16>, tensor<4xf32>) {
   %0 = cuvil.dtype_cast %x : tensor<4x?xf32> to tensor<4x?xbf16>
@@ -345,28 +373,44 @@ func.func @cast_floats(%x: tensor<4x?xf32>, %h: tensor<4xf16>, %b: tensor<4xbf16
 // float -> i32 saturates by comparing against +-2^31 in the float type
 // before fptosi (2^31 - 1 is not an f32: clamping to it rounded up to 2^31,
 // and fptosi of that gave INT_MIN for large positive inputs).
+// Out-of-range and NaN inputs are replaced by 0 before fptosi (whose result
+// is undefined for them), then the out-of-range ones by the bounds.
 // CHECK-LABEL: func.func @cast_float_to_i32
 // CHECK:         linalg.generic
-// CHECK:           %[[R:.*]] = math.trunc %{{.*}} : f32
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: i32):
+// CHECK-NEXT:      %[[R:.*]] = math.trunc %[[IN]] : f32
 // CHECK:           %[[HI:.*]] = arith.constant 2.14748365E+9 : f32
 // CHECK:           %[[BIG:.*]] = arith.cmpf oge, %[[R]], %[[HI]] : f32
 // CHECK:           %[[LO:.*]] = arith.constant -2.14748365E+9 : f32
 // CHECK:           %[[SMALL:.*]] = arith.cmpf ole, %[[R]], %[[LO]] : f32
 // CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[R]], %[[R]] : f32
-// CHECK:           %[[SAFE:.*]] = arith.select %{{.*}}, %{{.*}}, %[[R]] : f32
+// CHECK:           %[[OUT:.*]] = arith.ori %[[BIG]], %[[SMALL]] : i1
+// CHECK:           %[[BAD:.*]] = arith.ori %[[OUT]], %[[NAN]] : i1
+// CHECK:           %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           %[[SAFE:.*]] = arith.select %[[BAD]], %[[Z]], %[[R]] : f32
 // CHECK:           %[[I:.*]] = arith.fptosi %[[SAFE]] : f32 to i32
 // CHECK:           %[[MAX:.*]] = arith.constant 2147483647 : i32
 // CHECK:           %[[I2:.*]] = arith.select %[[BIG]], %[[MAX]], %[[I]] : i32
 // CHECK:           %[[MIN:.*]] = arith.constant -2147483648 : i32
 // CHECK:           arith.select %[[SMALL]], %[[MIN]], %[[I2]] : i32
-// Nearest-even rounding for the i8 cast:
+// Nearest-even rounding for the i8 cast, same guards with the i8 bounds:
 // CHECK:         linalg.generic
-// CHECK:           math.roundeven %{{.*}} : f32
-// CHECK:           arith.constant 1.280000e+02 : f32
-// CHECK:           arith.constant -1.280000e+02 : f32
-// CHECK:           arith.fptosi %{{.*}} : f32 to i8
-// CHECK:           arith.constant 127 : i8
-// CHECK:           arith.constant -128 : i8
+// CHECK-NEXT:    ^bb0(%[[IN8:.*]]: f32, %{{.*}}: i8):
+// CHECK-NEXT:      %[[R8:.*]] = math.roundeven %[[IN8]] : f32
+// CHECK:           %[[HI8:.*]] = arith.constant 1.280000e+02 : f32
+// CHECK:           %[[BIG8:.*]] = arith.cmpf oge, %[[R8]], %[[HI8]] : f32
+// CHECK:           %[[LO8:.*]] = arith.constant -1.280000e+02 : f32
+// CHECK:           %[[SMALL8:.*]] = arith.cmpf ole, %[[R8]], %[[LO8]] : f32
+// CHECK:           %[[NAN8:.*]] = arith.cmpf uno, %[[R8]], %[[R8]] : f32
+// CHECK:           %[[OUT8:.*]] = arith.ori %[[BIG8]], %[[SMALL8]] : i1
+// CHECK:           %[[BAD8:.*]] = arith.ori %[[OUT8]], %[[NAN8]] : i1
+// CHECK:           %[[Z8:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           %[[SAFE8:.*]] = arith.select %[[BAD8]], %[[Z8]], %[[R8]] : f32
+// CHECK:           %[[I8:.*]] = arith.fptosi %[[SAFE8]] : f32 to i8
+// CHECK:           %[[MAX8:.*]] = arith.constant 127 : i8
+// CHECK:           %[[SAT8:.*]] = arith.select %[[BIG8]], %[[MAX8]], %[[I8]] : i8
+// CHECK:           %[[MIN8:.*]] = arith.constant -128 : i8
+// CHECK:           arith.select %[[SMALL8]], %[[MIN8]], %[[SAT8]] : i8
 func.func @cast_float_to_i32(%x: tensor<4x?xf32>) -> (tensor<4x?xi32>, tensor<4x?xi8>) {
   %0 = cuvil.dtype_cast %x {rounding = #cuvil<rounding toward_zero>} : tensor<4x?xf32> to tensor<4x?xi32>
   %1 = cuvil.dtype_cast %x : tensor<4x?xf32> to tensor<4x?xi8>
@@ -377,13 +421,20 @@ func.func @cast_float_to_i32(%x: tensor<4x?xf32>) -> (tensor<4x?xi32>, tensor<4x
 
 // Integer narrowing saturates; widening sign-extends; int -> float is sitofp.
 // CHECK-LABEL: func.func @cast_ints
-// CHECK:         arith.constant -128 : i32
-// CHECK:         arith.maxsi
-// CHECK:         arith.constant 127 : i32
-// CHECK:         arith.minsi
-// CHECK:         arith.trunci %{{.*}} : i32 to i8
-// CHECK:         arith.extsi %{{.*}} : i8 to i32
-// CHECK:         arith.sitofp %{{.*}} : i32 to f16
+// CHECK-SAME:    (%[[I:.*]]: tensor<4xi32>, %[[J:.*]]: tensor<4xi8>)
+// CHECK:         linalg.generic {{.*}} ins(%[[I]] : tensor<4xi32>)
+// CHECK-NEXT:    ^bb0(%[[IV:.*]]: i32, %{{.*}}: i8):
+// CHECK-NEXT:      %[[LO:.*]] = arith.constant -128 : i32
+// CHECK-NEXT:      %[[AT_LEAST:.*]] = arith.maxsi %[[IV]], %[[LO]] : i32
+// CHECK-NEXT:      %[[HI:.*]] = arith.constant 127 : i32
+// CHECK-NEXT:      %[[CLAMPED:.*]] = arith.minsi %[[AT_LEAST]], %[[HI]] : i32
+// CHECK-NEXT:      arith.trunci %[[CLAMPED]] : i32 to i8
+// CHECK:         linalg.generic {{.*}} ins(%[[J]] : tensor<4xi8>)
+// CHECK-NEXT:    ^bb0(%[[JV:.*]]: i8, %{{.*}}: i32):
+// CHECK-NEXT:      arith.extsi %[[JV]] : i8 to i32
+// CHECK:         linalg.generic {{.*}} ins(%[[I]] : tensor<4xi32>)
+// CHECK-NEXT:    ^bb0(%[[IV2:.*]]: i32, %{{.*}}: f16):
+// CHECK-NEXT:      arith.sitofp %[[IV2]] : i32 to f16
 func.func @cast_ints(%i: tensor<4xi32>, %j: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi32>, tensor<4xf16>) {
   %0 = cuvil.dtype_cast %i : tensor<4xi32> to tensor<4xi8>
   %1 = cuvil.dtype_cast %j : tensor<4xi8> to tensor<4xi32>
