@@ -232,8 +232,18 @@ def export(model, example_inputs, out_dir, target: str = "host"):
         artifact.link_shared(obj, out / "libmodel.so", extra_sources=[wrapper, f"-I{out}"])
         obj.unlink()
     else:
+        obj = out / "model.o"
         artifact._run([tools.llvm_bin("llc"), "-O3", f"-mtriple={target}", "-filetype=obj",
-                       "--relocation-model=pic", ll, "-o", out / "model.o"], "codegen")
+                       "--relocation-model=pic", ll, "-o", obj], "codegen")
+        # What the host build's version script does: only the C-interface
+        # entry points stay global. MLIR's plain `main` (and the kernels)
+        # would otherwise clash with the program's own `main` when model.o is
+        # linked into it, and from a shared library built as the README says,
+        # the program's `main` would interpose on it (_mlir_ciface_main then
+        # calls the program's main: a crash).
+        entry = ["_mlir_ciface_main"] + (["_mlir_ciface_main_prepack"] if sig.prepack_specs is not None else [])
+        artifact._run([tools.llvm_bin("llvm-objcopy"), *[f"--keep-global-symbol={s}" for s in entry], obj],
+                      "codegen")
     ll.unlink()
     (out / "README.md").write_text(README.format(target=target))
     (out / "manifest.json").write_text(json.dumps({

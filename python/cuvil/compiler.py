@@ -379,16 +379,28 @@ class CompiledModule:
         index_key = None
         if self.use_cache and fingerprint.enabled():
             index_key = fingerprint.structural_key(self.model, key, options)
-            entry = artifact.load_index(index_key)
-            if entry is not None:
-                t = time.perf_counter()
-                tensors = self._weights_from_model(entry["weights"])
-                if tensors is not None:
-                    lib_path = artifact.lookup(entry["library"])
-                    if lib_path is not None:
-                        meta = _Meta.from_json(entry)
-                        return self._load(lib_path, meta, tensors, {"cache_hit": 1.0}, {}, t)
+            warm = self._warm_start(artifact.load_index(index_key))
+            if warm is not None:
+                return warm
         return self._compile_from_source(args, threads, options, index_key)
+
+    def _warm_start(self, entry) -> Optional[_Signature]:
+        """The signature from a warm-start index entry, or None when there is
+        none or it cannot be used (weights not the model's, library gone, an
+        entry this version of Cuvil did not write): then compile from source."""
+        if entry is None:
+            return None
+        t = time.perf_counter()
+        try:
+            tensors = self._weights_from_model(entry["weights"])
+            lib_path = artifact.lookup(entry["library"]) if tensors is not None else None
+            meta = _Meta.from_json(entry) if lib_path is not None else None
+        except (KeyError, TypeError, ValueError, AttributeError) as err:
+            log.debug("cuvil: ignoring a malformed warm-start index entry: %r", err)
+            return None
+        if meta is None:
+            return None
+        return self._load(lib_path, meta, tensors, {"cache_hit": 1.0}, {}, t)
 
     def _export_inputs(self, args):
         """Example inputs and torch.export dynamic_shapes. A dynamic dim whose

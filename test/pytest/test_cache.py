@@ -6,55 +6,69 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import torch
 
 import cuvil
 from cuvil import artifact
 
-from models import MLP
+from models import MLP, SMALL_MLP
 
+# Prints the cache hit, whether the result matches eager, and whether the
+# model was imported (torch.export + torch-mlir: the importer module loaded,
+# an "import" stage timed) in this process.
 COMPILE_SCRIPT = textwrap.dedent("""
     import sys, torch, cuvil
-    sys.path.insert(0, {here!r})
-    from models import MLP
+    sys.path.insert(0, {models!r})
+    from models import MLP, SMALL_MLP
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(SMALL_MLP).eval()
     x = torch.randn(8, 64)
     fast = cuvil.compile(model, example_inputs=(x,))
     ok = torch.allclose(fast(x), model(x), atol=1e-5, rtol=1e-4)
-    print(int(fast.stats["cache_hit"]), int(ok))
-""").format(here=str(Path(__file__).parent))
+    imported = "import" in fast.stats or "cuvil.importer" in sys.modules
+    print(int(fast.stats["cache_hit"]), int(ok), int(imported))
+""").format(models=str(Path(__file__).resolve().parents[2] / "examples"))
 
 
-def _compile_in_subprocess():
+def _compile_in_subprocess(**env):
     return subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env))
 
 
 def _result(proc):
+    """(cache hit, matches eager, imported the model) of a compiling process."""
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
-    hit, ok = out.split()
-    return int(hit), int(ok)
+    hit, ok, imported = out.split()
+    return int(hit), int(ok), int(imported)
 
 
 def _entries():
     return sorted(artifact.cache_dir().glob("*.so"))
 
 
-def test_second_process_hits_the_cache():
-    assert _result(_compile_in_subprocess()) == (0, 1)
-    assert _result(_compile_in_subprocess()) == (1, 1)
+def test_second_process_starts_warm_without_importing_the_model():
+    assert _result(_compile_in_subprocess()) == (0, 1, 1)
+    # The structural fingerprint finds the library: no torch.export, no torch-mlir.
+    assert _result(_compile_in_subprocess()) == (1, 1, 0)
+    assert len(_entries()) == 1
+
+
+def test_without_the_structural_index_a_second_process_imports_and_hits():
+    assert _result(_compile_in_subprocess(CUVIL_CACHE_STRUCTURAL="0")) == (0, 1, 1)
+    # Keyed on the imported IR: the model is imported again, the library reused.
+    assert _result(_compile_in_subprocess(CUVIL_CACHE_STRUCTURAL="0")) == (1, 1, 1)
     assert len(_entries()) == 1
 
 
 def test_concurrent_processes_compile_one_model():
     procs = [_compile_in_subprocess() for _ in range(2)]
     results = [_result(p) for p in procs]
-    assert all(ok == 1 for _, ok in results)
+    assert all(ok == 1 for _, ok, _ in results)
     assert len(_entries()) == 1
     assert not list(artifact.cache_dir().glob("*.tmp")), "a temporary file was left behind"
-    assert _result(_compile_in_subprocess()) == (1, 1)
+    assert _result(_compile_in_subprocess()) == (1, 1, 0)
 
 
 def _replace_file(path, data):
@@ -68,7 +82,7 @@ def _replace_file(path, data):
 
 def _fresh_compile():
     torch.manual_seed(0)
-    model, x = MLP().eval(), torch.randn(8, 64)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(8, 64)
     fast = cuvil.compile(model, example_inputs=(x,))
     torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
     return fast
@@ -100,11 +114,40 @@ def test_entry_writable_by_others_is_refused():
     assert os.stat(_entries()[0]).st_mode & 0o077 == 0
 
 
+def _damage(path, how):
+    if how == "garbage":
+        _replace_file(path, b"{not json")
+    elif how == "wrong-shape":      # valid JSON, not what Cuvil wrote
+        _replace_file(path, b'{"library": 7, "weights": "x"}')
+    elif how == "writable":
+        os.chmod(path, 0o666)
+
+
+@pytest.mark.parametrize("how", ["garbage", "wrong-shape", "writable"])
+def test_damaged_warm_start_index_is_ignored(how):
+    _fresh_compile()
+    (index,) = artifact.cache_dir().glob("*.index.json")
+    _damage(index, how)
+    again = _fresh_compile()   # compares with eager
+    # Not trusted: the model is imported again (its library is still valid).
+    assert "import" in again.stats and again.stats["cache_hit"] == 1.0
+
+
+@pytest.mark.parametrize("how", ["garbage", "wrong-shape", "writable"])
+def test_damaged_library_manifest_is_refused(how):
+    _fresh_compile()
+    (lib,) = _entries()
+    _damage(lib.with_suffix(".json"), how)
+    assert artifact.lookup(lib.stem) is None
+    assert _fresh_compile().stats["cache_hit"] == 0.0   # rebuilt, and right
+    assert _fresh_compile().stats["cache_hit"] == 1.0   # the rebuilt entry is trusted
+
+
 def test_rebuilt_compiler_does_not_reuse_old_libraries(monkeypatch):
     """Same Cuvil version, rebuilt passes (e.g. a developer's C++ change):
     the libraries and warm-start index entries of the old build are not used."""
     torch.manual_seed(0)
-    model, x = MLP().eval(), torch.randn(8, 64)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(8, 64)
     cuvil.compile(model, example_inputs=(x,))
     again = cuvil.compile(model, example_inputs=(x,))
     assert again.stats["cache_hit"] == 1.0
