@@ -7,7 +7,9 @@ Tolerances:
   * f32 contractions, reductions, softmax, layer_norm, attention:
     rtol = atol = 1e-5 (summation order differs from numpy/torch);
   * narrowing casts (f16, bf16, i8, i32): bit-exact against numpy / torch
-    casts of the same values (round to nearest-even, saturation).
+    casts of the same values (round to nearest-even, saturation);
+  * f16/bf16 elementwise ops and normalisations: 2 epsilons of the type
+    times the result's scale.
 
 Functions with dynamic result shapes get the concrete output shape passed
 in (results are caller-allocated out-params; the memref descriptor carries
@@ -207,9 +209,11 @@ def test_narrow_float_ops(et, torch_dtype):
     eps = float(torch.finfo(torch_dtype).eps)
     for i, (g, w_) in enumerate(zip(got, want)):
         w_ = w_.float().numpy()
-        # a few ulps of the narrow type (f16 statistics of layer_norm: more)
-        tol = (16 if i == 5 else 2) * eps
-        np.testing.assert_allclose(g, w_, rtol=tol, atol=tol, err_msg=ops[i])
+        # Two epsilons of the narrow type times each result's scale (largest
+        # magnitude); measured at most 1.15 (bf16 softmax, Zen 4): the ops
+        # compute in f32 and round once (torch too, for these ops).
+        scale = float(np.abs(w_).max())
+        np.testing.assert_allclose(g, w_, rtol=2 * eps, atol=2 * eps * scale, err_msg=ops[i])
 
 
 # -- normalisations -----------------------------------------------------------
@@ -494,4 +498,9 @@ def test_block_masked_attention_all_blocks_equals_dense_attention():
                    [ty] * 3, [ty])
     sparse = one_op(f"  %r0 = cuvil.attention %a0, %a1, %a2 {{causal, layout = {layout}}} : "
                     f"{ty}, {ty}, {ty} -> {ty}", [ty] * 3, [ty])
-    np.testing.assert_allclose(run(sparse, q, k, v)[0], run(dense, q, k, v)[0], **RED)
+    got_sparse, got_dense = run(sparse, q, k, v)[0], run(dense, q, k, v)[0]
+    # Both against torch: one shared bug in Cuvil's attention would not show
+    # in a comparison of the two layouts with each other.
+    want = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)), is_causal=True).numpy()
+    np.testing.assert_allclose(got_dense, want, **RED)
+    np.testing.assert_allclose(got_sparse, want, **RED)

@@ -5,7 +5,7 @@ import warnings
 import pytest
 import torch
 
-from models import CNN, bert
+from models import CNN, SMALL_BERT, bert
 
 
 class GraphBreakWithUnsupportedOp(torch.nn.Module):
@@ -36,8 +36,15 @@ def _run(model, *inputs, **compile_kwargs):
 
 
 def test_backend_is_registered_without_import():
-    from torch._dynamo import list_backends
-    assert "cuvil" in list_backends()
+    # In a fresh process: this one imported cuvil while collecting the tests.
+    import subprocess
+    import sys
+    script = ("import sys\n"
+              "from torch._dynamo import list_backends\n"
+              "assert 'cuvil' in list_backends(), list_backends()\n"
+              "assert 'cuvil' not in sys.modules, 'listing the backends imported cuvil'\n")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 def test_cnn_matches_eager():
@@ -48,7 +55,7 @@ def test_cnn_matches_eager():
 
 
 def test_bert_matches_eager():
-    model = bert()
+    model = bert(**SMALL_BERT)
     ids = torch.randint(0, model.config.vocab_size, (1, 32))
     got, want, warned = _run(model, ids)
     assert warned == []
@@ -74,12 +81,68 @@ def test_unknown_option_is_rejected():
         _run(CNN().eval(), torch.randn(1, 3, 16, 16), options={"tile": 3})
 
 
+def _traced(model, *example_inputs):
+    """An FX graph of `model` with the input metadata Dynamo records, for
+    calling the backend directly."""
+    gm = torch.fx.symbolic_trace(model)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, value in zip(placeholders, example_inputs):
+        node.meta["val"] = value
+    return gm
+
+
+def _warnings_of(fn, *args):
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, [str(w.message) for w in caught if "cuvil:" in str(w.message)]
+
+
 def test_inputs_cuvil_cannot_take_run_eagerly_with_a_warning():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 8).eval().to(torch.bfloat16)
-    got, want, warned = _run(model, torch.randn(4, 8, dtype=torch.bfloat16))
-    torch.testing.assert_close(got, want)
+    x = torch.randn(4, 8, dtype=torch.bfloat16)
+    got, _, warned = _run(model, x)
     assert len(warned) == 1 and "bfloat16" in warned[0]
+    # Not eager compared with itself: the product in float, rounded to bf16
+    # (bf16 matmuls accumulate in f32; a few bf16 roundings off).
+    want = torch.nn.functional.linear(x.float(), model.weight.float(), model.bias.float())
+    assert got.dtype == torch.bfloat16
+    torch.testing.assert_close(got.float(), want, rtol=0.016, atol=0.016)
+
+
+def test_strict_raises_on_inputs_cuvil_cannot_take():
+    from cuvil.dynamo import cuvil_backend
+    model = torch.nn.Linear(8, 8).eval()
+    run = cuvil_backend(_traced(model, torch.randn(4, 8)), None, options={"strict": True})
+    with pytest.raises(TypeError, match="bfloat16"):
+        run(torch.randn(4, 8, dtype=torch.bfloat16))
+
+
+def test_inputs_on_another_device_run_eagerly_with_a_warning():
+    from cuvil.dynamo import cuvil_backend
+    model = torch.nn.GELU()   # no CPU weights: eager can run it on "meta"
+    run = cuvil_backend(_traced(model, torch.randn(4, 8)), None)
+    got, warned = _warnings_of(run, torch.randn(4, 8, device="meta"))
+    assert got.device.type == "meta" and got.shape == (4, 8)   # what eager gives there
+    assert len(warned) == 1 and "is on meta" in warned[0], warned
+
+
+class ScaledBy(torch.nn.Module):
+    def forward(self, x, n):
+        return x * n
+
+
+def test_a_graph_cuvil_cannot_build_runs_eagerly_with_a_warning():
+    # An int graph input that is no tensor's size: the backend cannot take
+    # the graph (a CuvilError while building), so Dynamo's graph runs as is.
+    from cuvil.dynamo import cuvil_backend
+    gm = _traced(ScaledBy(), torch.randn(3), 5)
+    run, warned = _warnings_of(lambda: cuvil_backend(gm, None))
+    assert run is gm
+    assert len(warned) == 1 and "is not the size of a tensor dim" in warned[0], warned
+    with pytest.raises(Exception, match="is not the size of a tensor dim"):
+        cuvil_backend(gm, None, options={"strict": True})
 
 
 def test_past_max_recompiles_only_new_signatures_run_eagerly():
@@ -88,11 +151,7 @@ def test_past_max_recompiles_only_new_signatures_run_eagerly():
     from cuvil.dynamo import cuvil_backend
     torch.manual_seed(0)
     model = CNN().eval()
-    gm = torch.fx.symbolic_trace(model)
-    for node in gm.graph.nodes:   # what Dynamo records on its graphs' inputs
-        if node.op == "placeholder":
-            node.meta["val"] = torch.randn(1, 3, 16, 16)
-    run = cuvil_backend(gm, None, options={"max_recompiles": 1})
+    run = cuvil_backend(_traced(model, torch.randn(1, 3, 16, 16)), None, options={"max_recompiles": 1})
     with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for batch in (1, 2, 1, 2):
