@@ -4,6 +4,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ] && [ -x .venv/bin/python ]; then . .venv/bin/activate; fi
 lit -sv test "$@"; lit_rc=$?
-python -m pytest -q test/pytest; py_rc=$?
+python -m pytest -q --durations=25 test/pytest; py_rc=$?
 # pytest exits 5 when it collected nothing: that is a failure here.
 [ $lit_rc -eq 0 ] && [ $py_rc -eq 0 ]

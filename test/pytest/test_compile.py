@@ -115,6 +115,34 @@ def test_non_tensor_input_is_type_error():
         fast([1.0, 2.0])
 
 
+def test_opt_level_0_runs_no_schedule_and_matches_eager():
+    torch.manual_seed(0)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(4, 64)
+    fast = cuvil.compile(model, example_inputs=(x,), opt_level=0)
+    with torch.no_grad():
+        torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
+    assert fast.stage_ir("scheduled") == fast.stage_ir("cuvil")   # scalar loops only
+    assert "vector." not in fast.stage_ir("llvm")
+    optimized = cuvil.compile(model, example_inputs=(x,))
+    assert optimized.library_path != fast.library_path and "vector." in optimized.stage_ir("scheduled")
+
+
+def test_every_exported_stage_parses_back(tmp_path):
+    """Each stage's IR file is valid input for the tools that replay it:
+    torch-mlir's parser for the torch stage, Cuvil's for the others."""
+    from cuvil.compiler import STAGES
+    torch.manual_seed(0)
+    fast = cuvil.compile(CNN().eval(), example_inputs=(torch.randn(1, 3, 16, 16),))
+    for stage in STAGES:
+        path = tmp_path / f"model.{stage}.mlir"
+        fast.export_ir(str(path), stage)
+        tool = "torch-mlir-opt" if stage == "torch" else "cuvil-opt"
+        proc = subprocess.run([tool, str(path), "-o", str(tmp_path / f"{stage}.reparsed.mlir")],
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, f"{stage}: {proc.stderr[-2000:]}"
+        assert "func.func @main" in path.read_text() or "llvm.func @main" in path.read_text()
+
+
 def test_export_ir_rejects_unknown_stage(tmp_path):
     fast = cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(2, 64),))
     with pytest.raises(ValueError, match="stage must be one of"):

@@ -35,15 +35,17 @@ def _run(model, *inputs, **compile_kwargs):
     return got, want, cuvil_warnings
 
 
-def test_backend_is_registered_without_import():
-    # In a fresh process: this one imported cuvil while collecting the tests.
+def test_backend_is_registered_without_import(tmp_path):
+    # In a fresh process (this one imported cuvil while collecting the
+    # tests), outside the source tree (whose cuvil.egg-info also registers it).
     import subprocess
     import sys
     script = ("import sys\n"
               "from torch._dynamo import list_backends\n"
               "assert 'cuvil' in list_backends(), list_backends()\n"
               "assert 'cuvil' not in sys.modules, 'listing the backends imported cuvil'\n")
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
