@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import artifact, tools
+from . import artifact, pipeline, tools
 from .errors import CompileError
 
 _C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t", "i8": "int8_t",
@@ -225,16 +225,21 @@ def export(model, example_inputs, out_dir, target: str = "host"):
     shutil.copy2(artifact.RUNTIME_SUPPORT, out / "runtime_support.c")
     ll = out / "model.ll"
     ll.write_text(sig.ir["llvm_ir"])
+    obj = out / "model.o"
+    paths = pipeline.Tools.installed()
     if target == "host":
-        obj = out / "model.o"
-        artifact._run([tools.llvm_bin("llc"), "-O3", "-mcpu=native", "-filetype=obj",
-                       "--relocation-model=pic", ll, "-o", obj], "codegen")
-        artifact.link_shared(obj, out / "libmodel.so", extra_sources=[wrapper, f"-I{out}"])
+        exports = out / "exports.map"
+        exports.write_text(pipeline.EXPORTS_MAP)
+        for cmd in pipeline.Codegen(num_threads=1).commands(
+                str(ll), str(obj), str(out / "libmodel.so"), str(exports), paths,
+                extra_sources=[str(wrapper), f"-I{out}"]):
+            artifact.run_tool(cmd, "codegen")
         obj.unlink()
+        exports.unlink()
     else:
-        obj = out / "model.o"
-        artifact._run([tools.llvm_bin("llc"), "-O3", f"-mtriple={target}", "-filetype=obj",
-                       "--relocation-model=pic", ll, "-o", obj], "codegen")
+        for cmd in pipeline.Codegen(num_threads=1, triple=target).commands(
+                str(ll), str(obj), "", "", paths):
+            artifact.run_tool(cmd, "codegen")
         # What the host build's version script does: only the C-interface
         # entry points stay global. MLIR's plain `main` (and the kernels)
         # would otherwise clash with the program's own `main` when model.o is
@@ -242,7 +247,7 @@ def export(model, example_inputs, out_dir, target: str = "host"):
         # the program's `main` would interpose on it (_mlir_ciface_main then
         # calls the program's main: a crash).
         entry = ["_mlir_ciface_main"] + (["_mlir_ciface_main_prepack"] if sig.prepack_specs is not None else [])
-        artifact._run([tools.llvm_bin("llvm-objcopy"), *[f"--keep-global-symbol={s}" for s in entry], obj],
+        artifact.run_tool([tools.llvm_bin("llvm-objcopy"), *[f"--keep-global-symbol={s}" for s in entry], obj],
                       "codegen")
     ll.unlink()
     (out / "README.md").write_text(README.format(target=target))

@@ -78,7 +78,9 @@ def lookup(key: str):
         return None
 
 
-def _run(cmd, stage, **kw):
+def run_tool(cmd, stage, **kw):
+    """Runs a native tool (llc, cc, ...) with libLLVM on the library path;
+    CompileError naming `stage`, with the command as reproducer, on failure."""
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, env=tools.tool_env(), **kw)
     if proc.returncode != 0:
         raise CompileError(stage, proc.stderr.decode(errors="replace").strip(),
@@ -126,51 +128,19 @@ def runtime_sources() -> str:
     return RUNTIME_SUPPORT.read_text() + PARALLEL_RUNTIME.read_text()
 
 
-# Only the C-interface entry points (and the AOT wrapper's API, the kernel
-# profile counters) are exported.
-# The rest (the plain `main` MLIR emits, memrefCopy, ...) stays local, so it
-# can neither interpose on nor be interposed by a host program's symbols.
-_VERSION_SCRIPT = "{ global: _mlir_ciface_*; cuvil_model_*; cuvil_profile_read; cuvil_profile_reset; local: *; };\n"
-
-
-def link_shared(obj: Path, so: Path, libs=(), extra_sources=()) -> None:
-    """cc -shared: the object, Cuvil's runtime support (memrefCopy), libm."""
-    with tempfile.NamedTemporaryFile("w", suffix=".map", delete=False) as vs:
-        vs.write(_VERSION_SCRIPT)
-    try:
-        _run([os.environ.get("CC", "cc"), "-O2", "-fPIC", "-shared", obj, RUNTIME_SUPPORT,
-              *extra_sources, "-o", so, f"-Wl,--version-script={vs.name}", *libs, "-lm"], "link")
-    finally:
-        os.unlink(vs.name)
-
-
-def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, cpu: str = "native",
-                         profile: bool = False) -> Path:
-    """llc + cc -shared into the cache; returns the library path."""
+def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, codegen=None) -> Path:
+    """Runs `codegen` (a cuvil.pipeline.Codegen: llc, cc -shared; default:
+    for `num_threads`, host CPU) on LLVM IR and stores the library in the
+    cache under `key`; returns its path."""
+    from .pipeline import EXPORTS_MAP, Codegen, Tools
+    codegen = codegen or Codegen(num_threads=num_threads)
     with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp:
         tmp = Path(tmp)
-        ll, obj, so = tmp / "module.ll", tmp / "module.o", tmp / "module.so"
+        ll, obj, so, exports = tmp / "module.ll", tmp / "module.o", tmp / "module.so", tmp / "exports.map"
         ll.write_text(llvm_ir)
-        llc_input = ll
-        if num_threads > 1:
-            # async.execute became LLVM coroutines: they must be split before
-            # llc. Only the coroutine passes: the 1-thread build gets no IR
-            # optimisation either, and default<O3> took 12 of BERT-base's 18 s
-            # (inlining the kernels back into main, re-vectorizing vector code).
-            bc = tmp / "module.bc"
-            _run([tools.llvm_bin("opt"), "-passes=coro-early,cgscc(coro-split),coro-cleanup,globaldce",
-                  f"-mcpu={cpu}", ll, "-o", bc], "codegen")
-            llc_input = bc
-        _run([tools.llvm_bin("llc"), "-O3", f"-mcpu={cpu}", "-filetype=obj",
-              "--relocation-model=pic", llc_input, "-o", obj], "codegen")
-        # The kernel profile counters only in libraries built with profile=True.
-        defines = ["-DCUVIL_PROFILE"] if profile else []
-        if num_threads > 1:
-            # The pool has as many threads as the library was compiled for.
-            link_shared(obj, so, ["-pthread", f"-DCUVIL_NUM_THREADS={num_threads}", *defines],
-                        extra_sources=[PARALLEL_RUNTIME])
-        else:
-            link_shared(obj, so, defines)
+        exports.write_text(EXPORTS_MAP)
+        for cmd in codegen.commands(str(ll), str(obj), str(so), str(exports), Tools.installed()):
+            run_tool(cmd, "link" if cmd[0] == Tools.installed().cc else "codegen")
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
     _atomic_write(lib, data)

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from . import artifact, execution, lowering, profiling, raising, scheduling
+from . import artifact, execution, lowering, pipeline, profiling, raising, scheduling
 from .errors import CompileError, CuvilError
 
 log = logging.getLogger("cuvil")
@@ -206,7 +206,7 @@ class CompiledModule:
             raise ValueError(f"opt_level must be 0..3, got {opt_level!r}")
         self.model = model.eval()
         self.opt_level = opt_level
-        self.schedule = schedule if opt_level > 0 else ()
+        self.schedule = tuple(schedule)
         self._num_threads = num_threads
         self.use_cache = use_cache
         self.profiled = bool(profile)   # kernel timers compiled in (see profile())
@@ -357,32 +357,31 @@ class CompiledModule:
         self._last = self._compiled[key]
         return self._last
 
-    def _options(self, threads) -> tuple:
-        """Everything besides the model that changes the generated code."""
-        from . import transform
-        scripts = "".join(f"{s}:{e}:{transform.load(s)}" for s, e in self.schedule)
-        # The raise pipeline (and the packing script it runs) decides the
-        # library's arguments, the lowering pipeline its code.
-        raise_stage = raising.RAISE_PIPELINE + transform.load("pack_cpu")
-        # The C runtime linked into every library is part of it too, and so is
-        # the build of the passes themselves.
+    def _pipeline(self, threads) -> "pipeline.Pipeline":
+        return pipeline.compile_pipeline(threads, opt_level=self.opt_level, profile=self.profiled,
+                                         schedule=self.schedule)
+
+    def _options(self, pipe) -> tuple:
+        """Everything besides the model that changes the generated code: the
+        pipeline (passes, script texts), the dynamic dims, the C runtime linked
+        into every library, the build of the passes themselves, the host."""
         dynamic = sorted((i, sorted(dims.items())) for i, dims in self.dynamic_dims.items())
-        return (scripts, raise_stage, lowering.pipeline(threads, self.profiled), lowering.ENTRY_ARGUMENTS,
-                f"threads={threads}", f"opt={self.opt_level}", f"dynamic={dynamic}",
+        return (pipe.fingerprint(), f"dynamic={dynamic}",
                 artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu())
 
     def _compile(self, args, key) -> _Signature:
         from . import fingerprint
 
         threads = _num_threads(self._num_threads)
-        options = self._options(threads)
+        pipe = self._pipeline(threads)
+        options = self._options(pipe)
         index_key = None
         if self.use_cache and fingerprint.enabled():
             index_key = fingerprint.structural_key(self.model, key, options)
             warm = self._warm_start(artifact.load_index(index_key))
             if warm is not None:
                 return warm
-        return self._compile_from_source(args, threads, options, index_key)
+        return self._compile_from_source(args, pipe, options, index_key)
 
     def _warm_start(self, entry) -> Optional[_Signature]:
         """The signature from a warm-start index entry, or None when there is
@@ -440,7 +439,7 @@ class CompiledModule:
             weights[spec["name"]] = tensor
         return weights
 
-    def _compile_from_source(self, args, threads, options, index_key) -> _Signature:
+    def _compile_from_source(self, args, pipe, options, index_key) -> _Signature:
         from . import importer
         from .ir import Context
 
@@ -460,9 +459,9 @@ class CompiledModule:
             raise CompileError("import", f"torch.export could not capture "
                                f"{type(self.model).__name__}: {type(err).__name__}: "
                                f"{str(err).splitlines()[0] if str(err) else ''}") from err
-        ir_text["linalg"] = imported.text
+        ir_text["linalg"] = pipeline.as_printed(imported.text)
         if importer.last_torch_ir():
-            ir_text["torch"] = importer.last_torch_ir()
+            ir_text["torch"] = pipeline.as_printed(importer.last_torch_ir())
         stats["import"] = time.perf_counter() - t
         weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
         # The model's own tensors where they are parameters/buffers, so that
@@ -472,15 +471,12 @@ class CompiledModule:
         key = artifact.cache_key(imported.text, *options)
 
         with Context() as ctx:
-            t = time.perf_counter()
             module = raising.parse(imported.text, ctx)
             weight_positions = {i for i, a in enumerate(imported.manifest["args"])
                                 if a["kind"] != "user_input"}
             raising.mark_weights(module, weight_positions)
-            raising.raise_and_prepack(module)
-            _set_c_interface(module)
-            ir_text["cuvil"] = str(module)
-            stats["raise"] = time.perf_counter() - t
+            raise_step, *later_steps = pipe.steps
+            self._run_step(raise_step, module, stats, ir_text)
             main = raising.lookup_func(module, "main")
             prepack = raising.lookup_func(module, "main_prepack")
             meta = _Meta(main_args=_arg_roles(main), main_specs=_func_specs(main),
@@ -497,18 +493,13 @@ class CompiledModule:
             lib_path = artifact.lookup(key) if self.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
             if lib_path is None:
-                t = time.perf_counter()
-                scheduling.apply_schedule(module, self.schedule)
-                ir_text["scheduled"] = str(module)
-                stats["schedule"] = time.perf_counter() - t
-                t = time.perf_counter()
-                lowering.to_llvm_dialect(module, threads, self.profiled)
-                ir_text["llvm"] = str(module)
-                llvm_ir = ir_text["llvm_ir"] = lowering.translate_to_llvm_ir(ir_text["llvm"])
-                stats["lower"] = time.perf_counter() - t
-                t = time.perf_counter()
-                lib_path = artifact.build_shared_library(llvm_ir, key, threads, profile=self.profiled)
-                stats["codegen"] = time.perf_counter() - t
+                payload = module
+                for step in later_steps:
+                    if step.name == "lower":
+                        _set_c_interface(module)
+                        lowering.read_only_entry_arguments(module)
+                    payload = self._run_step(step, payload, stats, ir_text, key=key)
+                lib_path = payload
         if index_key is not None:
             try:
                 entry = dict(meta.to_json(), library=key,
@@ -518,6 +509,23 @@ class CompiledModule:
             else:
                 artifact.store_index(index_key, entry)
         return self._load(lib_path, meta, tensors, stats, ir_text, time.perf_counter())
+
+    @staticmethod
+    def _run_step(step, payload, stats, ir_text, key=None):
+        """Runs one pipeline step, timing it and keeping the IR it leaves
+        (as the command-line tools print it, so that replay.sh reproduces it)."""
+        t = time.perf_counter()
+        if isinstance(step, pipeline.Translate):
+            payload = step.run(ir_text["llvm"])
+        elif isinstance(step, pipeline.Codegen):
+            payload = step.run(payload, key)
+        else:
+            payload = step.run(payload)
+        stats[step.name] = time.perf_counter() - t
+        if step.produces in STAGES or step.produces == "llvm_ir":
+            ir_text[step.produces] = payload if step.produces == "llvm_ir" else pipeline.as_printed(payload)
+        log.debug("cuvil: %s -> %s in %.3f s", step.name, step.produces, stats[step.name])
+        return payload
 
     def _load(self, lib_path, meta, tensors, stats, ir_text, t0) -> _Signature:
         lib = execution.Library(lib_path)

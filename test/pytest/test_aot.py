@@ -22,10 +22,36 @@ from models import CNN
 
 HERE = Path(__file__).parent
 CROSS = "aarch64-linux-gnu"
-CROSS_SYSROOT = Path("/usr") / CROSS          # where Debian's cross libc lives
-needs_cross_cc = pytest.mark.skipif(
-    shutil.which(f"{CROSS}-gcc") is None,
-    reason=f"no {CROSS}-gcc cross compiler (Debian/Ubuntu: apt-get install gcc-{CROSS})")
+CROSS_SYSROOT = Path("/usr") / CROSS          # Debian's cross libc (for qemu-aarch64 -L)
+
+
+@pytest.fixture(scope="module")
+def cross_cc(tmp_path_factory):
+    """The AArch64 cross compiler, if it is installed and links (a cross
+    libc is there); the test is skipped, saying why, otherwise."""
+    cc = shutil.which(f"{CROSS}-gcc")
+    if cc is None:
+        pytest.skip(f"no {CROSS}-gcc cross compiler (Debian/Ubuntu: apt-get install gcc-{CROSS} "
+                    f"libc6-dev-arm64-cross; scripts/install.sh does it as root)")
+    probe = tmp_path_factory.mktemp("cross-probe") / "probe.c"
+    probe.write_text("#include <math.h>\ndouble f(double x) { return sqrt(x); }\n")
+    proc = subprocess.run([cc, "-O1", "-fPIC", "-shared", str(probe), "-o", str(probe.with_suffix(".so")), "-lm"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"{cc} cannot link a shared library (no AArch64 libc? Debian: apt-get install "
+                    f"libc6-dev-arm64-cross): {proc.stderr.strip()[-300:]}")
+    return cc
+
+
+@pytest.fixture(scope="module")
+def qemu_aarch64(cross_cc):
+    """How to run an AArch64 program here (qemu user mode), or a skip."""
+    qemu = shutil.which("qemu-aarch64")
+    if qemu is None:
+        pytest.skip("no qemu-aarch64 to run AArch64 programs (Debian/Ubuntu: apt-get install qemu-user)")
+    if not (CROSS_SYSROOT / "lib" / "ld-linux-aarch64.so.1").exists():
+        pytest.skip(f"no AArch64 dynamic loader under {CROSS_SYSROOT}/lib for qemu-aarch64 -L")
+    return [qemu, "-L", str(CROSS_SYSROOT)]
 
 
 def _cc() -> str:
@@ -227,19 +253,18 @@ def test_aarch64_cross_build_is_aarch64(tmp_path):
     assert machine == 183  # EM_AARCH64
 
 
-def _cross_library(out: Path) -> Path:
+def _cross_library(cc: str, out: Path) -> Path:
     """What the README tells a user to do: the target's C compiler builds
     model.c + runtime_support.c and links them with model.o; every symbol
     must resolve against the target's libc and libm."""
     lib = out / "libmodel.so"
-    subprocess.run([f"{CROSS}-gcc", "-O2", "-fPIC", "-shared", "-Wall", "-Werror", f"-I{out}",
+    subprocess.run([cc, "-O2", "-fPIC", "-shared", "-Wall", "-Werror", f"-I{out}",
                     str(out / "model.c"), str(out / "runtime_support.c"), str(out / "model.o"),
                     "-Wl,--no-undefined", "-o", str(lib), "-lm"], check=True)
     return lib
 
 
-@needs_cross_cc
-def test_aarch64_export_cross_compiles_into_a_library(tmp_path):
+def test_aarch64_export_cross_compiles_into_a_library(tmp_path, cross_cc):
     torch.manual_seed(0)
     out = cuvil.export(TokenModel().eval(), _token_inputs(), tmp_path / "arm", target=CROSS)
     assert not (out / "libmodel.so").exists()
@@ -251,7 +276,7 @@ def test_aarch64_export_cross_compiles_into_a_library(tmp_path):
     defined = set(re.findall(r"^[0-9a-f]+ [A-Za-z] (\S+)$", obj_syms, re.M))
     assert "_mlir_ciface_main" in defined and defined <= {"_mlir_ciface_main", "_mlir_ciface_main_prepack"}, \
         obj_syms
-    lib = _cross_library(out)
+    lib = _cross_library(cross_cc, out)
     elf = subprocess.run([f"{CROSS}-readelf", "-h", "-d", str(lib)],
                          capture_output=True, text=True, check=True).stdout
     assert re.search(r"Machine:\s+AArch64", elf), elf
@@ -261,26 +286,24 @@ def test_aarch64_export_cross_compiles_into_a_library(tmp_path):
                           capture_output=True, text=True, check=True).stdout.split()
     assert {"cuvil_model_load", "cuvil_model_run", "cuvil_model_free", "_mlir_ciface_main"} <= set(syms)
     # A program cross-builds against it, or with the objects linked in.
-    _build_driver(out, tmp_path / "run_model_io", cc=f"{CROSS}-gcc", link=[str(lib)])
-    _build_driver(out, tmp_path / "run_model_io_static", cc=f"{CROSS}-gcc", link=_cross_objects(out))
+    _build_driver(out, tmp_path / "run_model_io", cc=cross_cc, link=[str(lib)])
+    _build_driver(out, tmp_path / "run_model_io_static", cc=cross_cc, link=_cross_objects(out))
 
 
 def _cross_objects(out: Path):
     return [str(out / "model.c"), str(out / "runtime_support.c"), str(out / "model.o"), "-lm"]
 
 
-@needs_cross_cc
-@pytest.mark.skipif(shutil.which("qemu-aarch64") is None or not (CROSS_SYSROOT / "lib").is_dir(),
-                    reason=f"no qemu-aarch64 (apt-get install qemu-user) or no {CROSS_SYSROOT}/lib")
 @pytest.mark.parametrize("link", ["shared", "static"])
-def test_aarch64_export_runs_under_qemu_and_matches_eager(tmp_path, link):
+def test_aarch64_export_runs_under_qemu_and_matches_eager(tmp_path, link, cross_cc, qemu_aarch64):
     torch.manual_seed(0)
     model, inputs = TokenModel(as_dict=True).eval(), _token_inputs()
     out = cuvil.export(model, inputs, tmp_path / "arm", target=CROSS)
     exe = tmp_path / "run_model_io"
-    _build_driver(out, exe, cc=f"{CROSS}-gcc",
-                  link=[str(_cross_library(out)), f"-Wl,-rpath,{out}"] if link == "shared" else _cross_objects(out))
+    _build_driver(out, exe, cc=cross_cc,
+                  link=[str(_cross_library(cross_cc, out)), f"-Wl,-rpath,{out}"] if link == "shared"
+                  else _cross_objects(out))
     with torch.no_grad():
         want = pytree.tree_leaves(model(*inputs))
-    got = _run_from_c(exe, out, inputs, want, tmp_path, runner=["qemu-aarch64", "-L", str(CROSS_SYSROOT)])
+    got = _run_from_c(exe, out, inputs, want, tmp_path, runner=qemu_aarch64)
     _assert_matches(got, want)

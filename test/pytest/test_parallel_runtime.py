@@ -46,7 +46,7 @@ def test_library_is_self_contained_and_correct(num_threads):
     # The pool: the caller and num_threads - 1 workers, whatever the host's cores.
     assert len(_native_threads() - before) == num_threads - 1
 
-    path = fast._last.library.path
+    path = fast.library_path
     deps = subprocess.run(["ldd", path], capture_output=True, text=True, check=True).stdout
     assert "libc.so" in deps, deps
     assert "async_runtime" not in deps and "libLLVM" not in deps and "libMLIR" not in deps

@@ -1,0 +1,457 @@
+"""The compile pipeline, as data: every pass Cuvil runs, in order, in one place.
+
+    model -> import -> raise -> schedule -> lower -> translate -> codegen -> library
+
+`import` runs torch.export and torch-mlir's FX importer, then two torch-mlir
+pass pipelines (TORCH_BACKEND, TO_LINALG) in torch-mlir's own MLIR; only their
+text crosses into Cuvil's context. Every later stage is a step of a
+`Pipeline`, built for one set of options by `compile_pipeline()`:
+
+  * PassPipeline: a `cuvil-opt --pass-pipeline=...` (raise, lower);
+  * TransformSchedule: transform scripts applied one after the other, each as
+    `cuvil-opt --transform-preload-library=... --transform-interpreter=...`;
+  * Translate: `mlir-translate --mlir-to-llvmir`;
+  * Codegen: `opt` (coroutine passes, multi-threaded builds only), `llc`, `cc`.
+
+The compile driver (cuvil.compiler) loops over these steps; the cache key
+(`Pipeline.fingerprint`), the replay script written beside exported IR
+(`Pipeline.replay_script`) and transform_scripts/PIPELINE.md
+(`python -m cuvil.pipeline --markdown`) are all derived from them. IR is
+changed only by passes, so every stage's IR replays with the tools.
+"""
+import hashlib
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+# -- import (torch-mlir's context) -------------------------------------------
+
+#: torch dialect from the FX importer -> torch backend contract.
+TORCH_BACKEND = ("func.func(torch-match-quantized-custom-ops)",
+                 "torchdynamo-export-to-torch-backend-pipeline{ extra-library=}")
+#: torch backend -> linalg on tensors (the text Cuvil parses).
+TO_LINALG = ("torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=True}",)
+
+
+def as_printed(module_or_text) -> str:
+    """IR text as cuvil-opt / torch-mlir-opt write it to a file (the module's
+    text and one more newline): what a stage's IR file holds."""
+    text = str(module_or_text)
+    return text + "\n" if not text.endswith("\n\n") else text
+
+
+def module_pipeline(passes: Sequence[str]) -> str:
+    """The textual pass pipeline anchored on the module."""
+    return "builtin.module(" + ",".join(passes) + ")"
+
+
+# -- steps after import (Cuvil's context) -------------------------------------
+
+@dataclass(frozen=True)
+class PassPipeline:
+    """Passes run on the module in Cuvil's context (cuvil-opt)."""
+    name: str                 # the stage, for timings and errors: "raise", "lower"
+    produces: str             # the IR it leaves: "cuvil", "llvm"
+    passes: Tuple[str, ...]
+    # Transform libraries the passes load (transform-preload-library): their
+    # text is part of what decides the output, their path is not.
+    libraries: Tuple[Path, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return module_pipeline(self.passes)
+
+    def fingerprint(self) -> str:
+        text = self.text
+        for lib in self.libraries:
+            text = text.replace(str(lib), f"<{lib.name}:{_digest(lib.read_text())}>")
+        return f"{self.name}: {text}"
+
+    def replay(self, src: str, dst: str, tools: "Tools") -> List[str]:
+        return [shlex.join([tools.cuvil_opt, src, f"--pass-pipeline={self.text}", "-o", dst])]
+
+    def run(self, module):
+        """In place on a cuvil.ir module; CompileError with a reproducer on failure."""
+        from .diagnostics import run_pipeline
+        run_pipeline(module, self.text, self.name)
+        return module
+
+
+@dataclass(frozen=True)
+class ScheduleScript:
+    """One transform script and the named sequence to run."""
+    path: Path
+    entry: str
+
+    @property
+    def text(self) -> str:
+        return self.path.read_text()
+
+
+@dataclass(frozen=True)
+class TransformSchedule:
+    """Transform scripts applied in order (each finds the ops the earlier
+    ones left: an op already inside a tiled loop is not matched again)."""
+    name: str
+    produces: str
+    scripts: Tuple[ScheduleScript, ...]
+
+    def fingerprint(self) -> str:
+        return f"{self.name}: " + ", ".join(f"{s.path.name}@{s.entry}:{_digest(s.text)}"
+                                           for s in self.scripts)
+
+    def replay(self, src: str, dst: str, tools: "Tools") -> List[str]:
+        if not self.scripts:
+            return [shlex.join(["cp", src, dst])]
+        commands = []
+        for i, s in enumerate(self.scripts):
+            out = dst if i + 1 == len(self.scripts) else f"{dst}.{i + 1}"
+            commands.append(shlex.join([
+                tools.cuvil_opt, src if i == 0 else f"{dst}.{i}",
+                f"--transform-preload-library=transform-library-paths={s.path}",
+                f"--transform-interpreter=entry-point={s.entry}", "-o", out]))
+        if len(self.scripts) > 1:
+            commands.append(shlex.join(["rm", "-f", *[f"{dst}.{i + 1}" for i in range(len(self.scripts) - 1)]]))
+        return commands
+
+    def run(self, module):
+        """In place on a cuvil.ir module; TransformError on failure."""
+        from . import transform
+        for s in self.scripts:
+            transform.apply(module, s.text, entry=s.entry)
+        return module
+
+
+@dataclass(frozen=True)
+class Translate:
+    """LLVM dialect -> LLVM IR."""
+    name: str = "translate"
+    produces: str = "llvm_ir"
+
+    def command(self, tools: "Tools") -> List[str]:
+        return [tools.mlir_translate, "--mlir-to-llvmir"]
+
+    def fingerprint(self) -> str:
+        return f"{self.name}: mlir-translate --mlir-to-llvmir"
+
+    def replay(self, src: str, dst: str, tools: "Tools") -> List[str]:
+        return [shlex.join([*self.command(tools), src, "-o", dst])]
+
+    def run(self, llvm_dialect: str) -> str:
+        """LLVM IR text; CompileError with a reproducer on failure."""
+        import subprocess
+
+        from . import tools
+        from .diagnostics import save_reproducer
+        from .errors import CompileError
+        cmd = self.command(Tools.installed())
+        proc = subprocess.run(cmd, input=llvm_dialect, capture_output=True, text=True, env=tools.tool_env())
+        if proc.returncode != 0:
+            path = save_reproducer(llvm_dialect, self.name)
+            raise CompileError(self.name, proc.stderr.strip(), reproducer=shlex.join([*cmd, path]))
+        return proc.stdout
+
+
+# Only the C-interface entry points (and the AOT wrapper's API, the kernel
+# profile counters) are exported from a library. The rest (the plain `main`
+# MLIR emits, memrefCopy, ...) stays local, so it can neither interpose on nor
+# be interposed by a host program's symbols.
+EXPORTS_MAP = "{ global: _mlir_ciface_*; cuvil_model_*; cuvil_profile_read; cuvil_profile_reset; local: *; };\n"
+
+
+@dataclass(frozen=True)
+class Codegen:
+    """LLVM IR -> object -> shared library linked with Cuvil's C runtime."""
+    num_threads: int
+    cpu: str = "native"
+    profile: bool = False
+    # A cross build (e.g. "aarch64-linux-gnu", cuvil.export): llc targets that
+    # triple's generic CPU and the object is not linked here.
+    triple: Optional[str] = None
+    name: str = "codegen"
+    produces: str = "library"
+
+    # async.execute became LLVM coroutines in multi-threaded builds: they must
+    # be split before llc. Only the coroutine passes: the 1-thread build gets no
+    # IR optimisation either (default<O3> inlined the kernels back into main and
+    # re-vectorized vector code).
+    CORO_PASSES = "coro-early,cgscc(coro-split),coro-cleanup,globaldce"
+
+    def commands(self, ll: str, obj: str, so: str, exports_map: str, tools: "Tools",
+                 extra_sources: Sequence[str] = ()) -> List[List[str]]:
+        """The commands, in order; `extra_sources` are linked in too (the AOT
+        wrapper)."""
+        cmds, llc_input = [], ll
+        if self.num_threads > 1:
+            bc = obj[:-2] + ".bc" if obj.endswith(".o") else obj + ".bc"
+            cmds.append([tools.opt, f"-passes={self.CORO_PASSES}", f"-mcpu={self.cpu}", ll, "-o", bc])
+            llc_input = bc
+        target = f"-mtriple={self.triple}" if self.triple else f"-mcpu={self.cpu}"
+        cmds.append([tools.llc, "-O3", target, "-filetype=obj", "--relocation-model=pic",
+                     llc_input, "-o", obj])
+        if self.triple:
+            return cmds
+        # The kernel profile counters only in libraries built with profile=True;
+        # the worker pool has as many threads as the library was compiled for.
+        defines = ["-DCUVIL_PROFILE"] if self.profile else []
+        link = [tools.cc, "-O2", "-fPIC", "-shared", obj, tools.runtime_support, *extra_sources]
+        if self.num_threads > 1:
+            link += [tools.parallel_runtime, "-o", so, f"-Wl,--version-script={exports_map}",
+                     "-pthread", f"-DCUVIL_NUM_THREADS={self.num_threads}", *defines, "-lm"]
+        else:
+            link += ["-o", so, f"-Wl,--version-script={exports_map}", *defines, "-lm"]
+        cmds.append(link)
+        return cmds
+
+    def run(self, llvm_ir: str, key: str) -> Path:
+        """Builds the library into the cache (artifact); returns its path."""
+        from . import artifact
+        return artifact.build_shared_library(llvm_ir, key, codegen=self)
+
+    def fingerprint(self) -> str:
+        placeholders = Tools.placeholders()
+        return f"{self.name}: " + " && ".join(
+            " ".join(c) for c in self.commands("in.ll", "out.o", "out.so", "exports.map", placeholders))
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Where the tools are (the replay script names them by absolute path)."""
+    cuvil_opt: str
+    torch_mlir_opt: str
+    mlir_translate: str
+    opt: str
+    llc: str
+    cc: str
+    runtime_support: str
+    parallel_runtime: str
+
+    @classmethod
+    def installed(cls) -> "Tools":
+        import os
+        import shutil
+
+        from . import tools
+        pkg = Path(__file__).absolute().parent
+        return cls(cuvil_opt=str(tools.cuvil_opt()),
+                   torch_mlir_opt=shutil.which("torch-mlir-opt") or "torch-mlir-opt",
+                   mlir_translate=str(tools.mlir_bin("mlir-translate")), opt=str(tools.llvm_bin("opt")),
+                   llc=str(tools.llvm_bin("llc")), cc=os.environ.get("CC", "cc"),
+                   runtime_support=str(pkg / "runtime_support.c"),
+                   parallel_runtime=str(pkg / "parallel_runtime.c"))
+
+    @classmethod
+    def placeholders(cls) -> "Tools":
+        """Tool names without paths: for fingerprints and docs."""
+        return cls(cuvil_opt="cuvil-opt", torch_mlir_opt="torch-mlir-opt", mlir_translate="mlir-translate",
+                   opt="opt", llc="llc", cc="cc", runtime_support="runtime_support.c",
+                   parallel_runtime="parallel_runtime.c")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# -- the passes ----------------------------------------------------------------
+
+def raise_passes(pack_script: Path) -> Tuple[str, ...]:
+    """linalg from the importer -> Cuvil's form, weights split into main_prepack.
+
+    Elementwise fusion runs while the contractions are still cuvil.matmul ops:
+    linalg-fuse-elementwise-ops also propagates reshapes through linalg ops and
+    fuses elementwise producers into reductions, which would turn a linalg.matmul
+    into a higher-rank generic (or fold the softmax division into attention's
+    p.v) that the matmul schedules no longer match. Then the convolutions become
+    transposes, 1-D transforms and (batch) matmuls with weight-only filter
+    transforms, and i1 tensors between linalg ops become i8 so the schedules
+    vectorize them. pack_cpu.mlir packs the rhs of each large matmul into
+    64-column panels before cuvil-split-prepack, so that packing a weight runs
+    once, in main_prepack. Unit dimensions are dropped late (1x128x768 ->
+    128x768: the schedules see rank <= 4 ops with projected-permutation maps).
+    Last, every linalg op goes into a private kernel function, identical ones
+    shared: repeated layers are scheduled, lowered and compiled once.
+    """
+    return ("cuvil-raise-linalg", "canonicalize", "cse",
+            "linalg-fuse-elementwise-ops", "canonicalize", "cse",
+            "cuvil-lower-to-linalg", "canonicalize", "cse",
+            "cuvil-widen-bool-tensors", "cuvil-winograd-conv", "cuvil-im2col-conv", "canonicalize", "cse",
+            f"transform-preload-library{{transform-library-paths={pack_script}}}",
+            "transform-interpreter{entry-point=cuvil_pack_matmul_rhs}", "canonicalize", "cse",
+            "cuvil-split-prepack", "canonicalize", "cse",
+            "linalg-fold-unit-extent-dims", "canonicalize", "cse",
+            "cuvil-outline-kernels", "canonicalize", "cse")
+
+
+#: Bufferize with identity layouts; results become caller-allocated
+#: out-params (no allocation crosses the ABI); temporaries are freed.
+BUFFERIZE = (
+    "canonicalize", "cse",
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    # Kernels (cuvil-outline-kernels) write into their destination argument;
+    # canonicalize first so the returned buffer is seen to be that argument.
+    "canonicalize", "drop-equivalent-buffer-results",
+    "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+    "buffer-deallocation-pipeline",
+    "convert-bufferization-to-memref",
+    # Free at the last use, not at the end of main: the next buffer of that
+    # size is then memory still in cache (see the pass).
+    "func.func(cuvil-early-dealloc)",
+    "canonicalize", "cse",
+)
+
+#: profile=True: time every kernel call (after the deallocations have moved
+#: next to the calls, so a kernel's time does not include a free).
+PROFILE = ("cuvil-profile-kernels",)
+
+
+def parallel_passes(num_threads: int) -> Tuple[str, ...]:
+    """scf.forall (from the schedules) -> sequential loops, or async tasks."""
+    if num_threads <= 1:
+        return ("scf-forall-to-for",)
+    # With 2 threads, one contiguous half per thread instead of 8 tasks per
+    # thread taken by whichever is free: the caller always runs part 0 and the
+    # one worker part 1, so each thread rereads what it wrote in the previous
+    # kernel from its own caches (benchmarks/README.md has the measurements).
+    # With more threads the shared task queue hands parts to any worker, so
+    # there is no such locality to win, and upstream's oversharding balances
+    # load better: not applied.
+    partition = ("cuvil-partition-parallel-loops{parts=2}",) if num_threads == 2 else ()
+    return ("scf-forall-to-parallel", "cuvil-collapse-parallel-loops", *partition,
+            f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
+            "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
+            "convert-async-to-llvm")
+
+
+TO_LLVM = (
+    # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
+    # their intrinsics into one libm call per lane.
+    "cuvil-math-approx",
+    "convert-vector-to-scf{full-unroll}",
+    "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
+    # Math first, while arith is still arith: expand what has no intrinsic,
+    # the rest to LLVM intrinsics or libm (f32/f64 only: f16 erf is computed
+    # in f32 by the lowering; math-extend-to-supported-types emits fpext with
+    # an arith fastmath attribute that LLVM translation rejects).
+    "math-expand-ops",
+    "convert-math-to-llvm", "convert-math-to-libm",
+    "convert-vector-to-llvm", "finalize-memref-to-llvm{use-generic-functions}", "convert-arith-to-llvm",
+    "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
+    "reconcile-unrealized-casts", "canonicalize", "cse",
+)
+
+
+def lower_passes(num_threads: int = 1, profile: bool = False) -> Tuple[str, ...]:
+    """Scheduled linalg on tensors -> LLVM dialect."""
+    return (*BUFFERIZE, *(PROFILE if profile else ()), "convert-linalg-to-loops", "cuvil-widen-bool-memrefs",
+            *parallel_passes(num_threads), *TO_LLVM)
+
+
+
+
+# -- the pipeline ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Pipeline:
+    """The steps after import, for one set of options."""
+    steps: tuple
+
+    def step(self, name: str):
+        return next(s for s in self.steps if s.name == name)
+
+    def fingerprint(self) -> str:
+        """Everything in the pipeline that decides the generated code (script
+        texts, not paths): part of the cache key."""
+        return "\n".join(s.fingerprint() for s in self.steps)
+
+    def replay_script(self, tools: Optional[Tools] = None) -> str:
+        """A shell script that rebuilds, in the folder it is run from, every
+        stage after `torch` of an exported model (model.<stage>.mlir, model.ll,
+        model.so) from model.torch.mlir, with the tools Cuvil uses."""
+        tools = tools or Tools.installed()
+        lines = ["#!/bin/sh",
+                 "# Rebuilds every stage of this model from model.torch.mlir with the tools",
+                 "# Cuvil used (written by `cuvil compile`; pipeline: cuvil.pipeline).",
+                 "set -eu", 'cd "$(dirname "$0")"']
+        from . import tools as tool_paths
+        lines.append("export LD_LIBRARY_PATH=" + shlex.quote(
+            f"{tool_paths.llvm_lib_dir()}:{tool_paths.mlir_lib_dir()}") + '"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"')
+        lines.append(shlex.join([tools.torch_mlir_opt, "model.torch.mlir",
+                                 f"--pass-pipeline={module_pipeline(TO_LINALG)}", "-o", "model.linalg.mlir"]))
+        src = "model.linalg.mlir"
+        for s in self.steps:
+            if isinstance(s, Codegen):
+                lines.append(f"cat > exports.map <<'EOF'\n{EXPORTS_MAP}EOF")
+                lines += [shlex.join(c) for c in s.commands("model.ll", "model.o", "model.so", "exports.map", tools)]
+                continue
+            dst = "model.ll" if isinstance(s, Translate) else f"model.{s.produces}.mlir"
+            lines += s.replay(src, dst, tools)
+            src = dst
+        return "\n".join(lines) + "\n"
+
+    def markdown(self) -> str:
+        """The steps as documentation (tool names without paths)."""
+        tools = Tools.placeholders()
+        out = []
+        for s in self.steps:
+            out.append(f"### {s.name} -> {s.produces}\n")
+            if isinstance(s, PassPipeline):
+                out.append("```\ncuvil-opt IN --pass-pipeline='builtin.module(\n  "
+                           + ",\n  ".join(_short_paths(p) for p in s.passes) + ")'\n```\n")
+            elif isinstance(s, TransformSchedule):
+                out += [f"- `{sc.path.name}` @{sc.entry}" for sc in s.scripts]
+                out.append("")
+            elif isinstance(s, Translate):
+                out.append("```\n" + " ".join(s.command(tools)) + " IN -o model.ll\n```\n")
+            elif isinstance(s, Codegen):
+                out.append("```\n" + "\n".join(" ".join(c) for c in s.commands(
+                    "model.ll", "model.o", "model.so", "exports.map", tools)) + "\n```\n")
+        return "\n".join(out)
+
+
+def _short_paths(p: str) -> str:
+    import re
+    return re.sub(r"=(/[^}\s]*/)([^/}\s]+\.mlir)", r"=transform_scripts/\2", p)
+
+
+def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = False,
+                     schedule: Optional[Sequence[Tuple[str, str]]] = None, cpu: str = "native") -> Pipeline:
+    """The pipeline `cuvil.compile` runs for these options. `schedule`: (transform
+    script, entry sequence) pairs, default cuvil.scheduling.DEFAULT_SCHEDULE;
+    opt_level 0 runs none (scalar loops)."""
+    from .scheduling import DEFAULT_SCHEDULE
+    from .transform import script_path
+    schedule = DEFAULT_SCHEDULE if schedule is None else schedule
+    pack = script_path("pack_cpu")
+    scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
+    return Pipeline(steps=(
+        PassPipeline("raise", "cuvil", raise_passes(pack), libraries=(pack,)),
+        TransformSchedule("schedule", "scheduled", scripts),
+        PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
+        Translate(),
+        Codegen(num_threads=num_threads, cpu=cpu, profile=profile),
+    ))
+
+
+def _script(name_or_path: str) -> Path:
+    from .transform import script_path
+    path = Path(name_or_path)
+    if path.suffix == ".mlir":
+        return path.absolute()
+    return script_path(name_or_path)
+
+
+def main(argv=None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(prog="python -m cuvil.pipeline", description=__doc__.split("\n")[0])
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--profile", action="store_true")
+    p.add_argument("--markdown", action="store_true", help="the steps as markdown (PIPELINE.md)")
+    args = p.parse_args(argv)
+    pipe = compile_pipeline(args.threads, profile=args.profile)
+    print(pipe.markdown() if args.markdown else pipe.fingerprint())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
