@@ -11,13 +11,11 @@ only. Code is single-threaded (no MLIR async runtime to ship).
 """
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 
 from . import artifact, pipeline, tools
-from .errors import CompileError
 
 _C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t", "i8": "int8_t",
             "f16": "uint16_t", "i1": "bool"}
@@ -143,7 +141,7 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
         lines.append("  _mlir_ciface_main_prepack(" + ", ".join(pre_args) + ");")
     lines += ["  return m;", "}", ""]
     # run
-    call_args, in_i = [], 0
+    call_args = []
     for role, key in sig.main_args:
         if role == "weight":
             call_args.append(f"m->weights[{weight_index[key]}]")
@@ -217,7 +215,7 @@ def export(model, example_inputs, out_dir, target: str = "host"):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     compiled = CompiledModule(model, tuple(example_inputs), num_threads=1, use_cache=False)
-    sig = compiled._last
+    sig = compiled.last_signature
     table, blob_bytes = _write_weights(out / "weights.bin", list(sig.weights), sig.weights)
     (out / "model.h").write_text(_header(sig))
     wrapper = out / "model.c"

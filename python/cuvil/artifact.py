@@ -22,9 +22,8 @@ from .errors import CompileError
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("CUVIL_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cuvil")
-    path = Path(base)
+    from .options import environment
+    path = environment().cache_dir
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 

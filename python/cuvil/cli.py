@@ -6,7 +6,9 @@
 
 `compile` imports the module file, calls the factory for a torch.nn.Module,
 makes random inputs of the given shapes/dtypes, compiles, checks the result
-against eager, and writes the library plus the IR of every stage to `-o`.
+against eager, and writes to `-o` the library (model.so), the IR of every
+stage (model.<stage>.mlir, model.ll), report.json and replay.sh, which
+rebuilds every stage after model.torch.mlir with the command-line tools.
 `profile` compiles with kernel timers, checks against eager, and prints the
 time of each kernel per call (cuvil.profiling).
 
@@ -93,14 +95,15 @@ def _compare_with_eager(fast, model, inputs, args) -> _EagerComparison:
 
 def cmd_compile(args) -> int:
     import cuvil
-    from .compiler import STAGES
+    from .compiler import STAGES, CompiledModule
 
     model = _load_factory(args.model)()
     inputs = tuple(_random_input(*s) for s in args.input)
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
-        fast = cuvil.compile(model, example_inputs=inputs)
+        # Not from the cache: every stage runs, so that its IR can be written.
+        fast = CompiledModule(model, inputs, use_cache=False)
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
@@ -108,10 +111,11 @@ def cmd_compile(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for stage in STAGES:
-        try:
-            fast.export_ir(str(out / f"model.{stage}.mlir"), stage)
-        except KeyError:
-            pass  # stage skipped (library came from the cache)
+        fast.export_ir(str(out / f"model.{stage}.mlir"), stage)
+    (out / "model.ll").write_text(fast.last_signature.ir["llvm_ir"])
+    replay = out / "replay.sh"
+    replay.write_text(fast.pipeline.replay_script())
+    replay.chmod(0o755)
     shutil.copy2(fast.library_path, out / "model.so")
     report = {"stats": fast.stats, "max_abs_error_vs_eager": check.error,
               "tolerance": check.bound, "within_tolerance": check.ok,

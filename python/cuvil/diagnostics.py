@@ -8,7 +8,8 @@ from .errors import CompileError
 
 def save_reproducer(ir_text: str, stage: str) -> str:
     """Writes the IR that a failing stage got; returns its path."""
-    folder = os.environ.get("CUVIL_REPRO_DIR") or os.path.join(tempfile.gettempdir(), "cuvil-repro")
+    from .options import environment
+    folder = environment().repro_dir
     os.makedirs(folder, exist_ok=True)
     fd, path = tempfile.mkstemp(prefix=f"{stage}-", suffix=".mlir", dir=folder)
     with os.fdopen(fd, "w") as f:

@@ -84,7 +84,8 @@ def _attributes(module):
 
 
 def enabled() -> bool:
-    return os.environ.get("CUVIL_CACHE_STRUCTURAL", "1") != "0"
+    from .options import environment
+    return environment().structural_cache
 
 
 def structural_key(model, signature, options) -> str:

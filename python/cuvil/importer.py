@@ -28,6 +28,7 @@ from torch_mlir.passmanager import PassManager
 
 from .errors import CompileError, UnsupportedOpError
 from .fingerprint import INLINE_MAX_BYTES
+from .pipeline import TO_LINALG, TORCH_BACKEND, module_pipeline
 
 
 
@@ -54,14 +55,9 @@ def last_torch_ir() -> str:
     """Torch-backend IR of the last import, as fed to the linalg lowering."""
     return _LAST_TORCH_IR.get("text", "")
 
-TORCH_BACKEND_PIPELINE = (
-    "builtin.module(func.func(torch-match-quantized-custom-ops),"
-    "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})"
-)
-LINALG_PIPELINE = (
-    "builtin.module(torch-backend-to-linalg-on-tensors-backend-pipeline"
-    "{allow-non-finites=True})"
-)
+# The two torch-mlir pass pipelines of the import (data in cuvil.pipeline).
+TORCH_BACKEND_PIPELINE = module_pipeline(TORCH_BACKEND)
+LINALG_PIPELINE = module_pipeline(TO_LINALG)
 
 
 # --------------------------------------------------------------------------
@@ -163,7 +159,6 @@ class ImportResult:
 
 def _run_pipeline(module: ir.Module, pipeline: str, stage: str, graph=None):
     _LAST_TORCH_IR.update(text=module.operation.get_asm(enable_debug_info=True), pipeline=pipeline)
-    diags: List[ir.Diagnostic] = []
     records = []
 
     def handler(d):
@@ -302,7 +297,7 @@ def import_program_weights_as_args(
     inline_nonpersistent_buffers: also inline non-persistent buffers (e.g. BERT position_ids)
         when <= inline_max_bytes. Default False -> they become args like every other buffer.
     """
-    from torch.export.graph_signature import InputKind, OutputKind, TensorArgument, ConstantArgument
+    from torch.export.graph_signature import ConstantArgument, InputKind
 
     timings: Dict[str, float] = {}
     t0 = time.perf_counter()
@@ -353,13 +348,9 @@ def import_program_weights_as_args(
             node.replace_all_uses_with(replace[node.name])  # literal import, like import_frozen_program
             g.erase_node(node)
 
-    outputs = []
-    for spec in sig.output_specs:
-        outputs.append(dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None),
-                            target=spec.target))
-        if spec.kind not in (OutputKind.USER_OUTPUT,):
-            # e.g. BUFFER_MUTATION (BatchNorm in train mode): an extra func result
-            pass
+    # Besides the user outputs, e.g. BUFFER_MUTATION (BatchNorm in train mode): extra func results.
+    outputs = [dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None), target=spec.target)
+               for spec in sig.output_specs]
 
     ctx = ir.Context()
     torch_d.register_dialect(ctx)
@@ -398,7 +389,6 @@ def import_program_weights_as_args(
 
     t1 = time.perf_counter()
     text = module.operation.get_asm(enable_debug_info=debug_info)
-    text = compat_rewrite_for_mlir22(text)
     timings["print"] = time.perf_counter() - t1
 
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
@@ -421,18 +411,3 @@ def import_model(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] =
     res.timings = {"export+decompose": t_export, **res.timings}
     res.timings["total"] = time.perf_counter() - t0
     return res
-
-
-# --------------------------------------------------------------------------
-# MLIR 22.1.8 compatibility. Empirically nothing needed for these models
-# (see report); kept as the single place to add text rewrites.
-# --------------------------------------------------------------------------
-_COMPAT_REWRITES: List[tuple] = []
-
-
-def compat_rewrite_for_mlir22(text: str) -> str:
-    for pat, rep in _COMPAT_REWRITES:
-        text = re.sub(pat, rep, text)
-    return text
-
-

@@ -15,10 +15,8 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     if _explicit:
         return _explicit
-    env = os.environ.get("CUVIL_NUM_THREADS")
-    if env:
-        return max(1, int(env))
-    return available_cores()
+    from .options import environment
+    return environment().num_threads or available_cores()
 
 
 def available_cores() -> int:

@@ -230,15 +230,15 @@ def test_packed_weights_are_shared_until_a_weight_changes():
     cuvil.compile(model, example_inputs=(x,))                    # cold: fills the cache
     first = cuvil.compile(model, example_inputs=(x,))            # cache hit
     again = cuvil.compile(model, example_inputs=(x,))            # cache hit, same tensors
-    assert again.stats["cache_hit"] == 1.0 and first._last.packed
-    assert all(p is q for p, q in zip(first._last.packed, again._last.packed))
-    assert first._last.meta.prepack_key
+    assert again.stats["cache_hit"] == 1.0 and first.last_signature.packed
+    assert all(p is q for p, q in zip(first.last_signature.packed, again.last_signature.packed))
+    assert first.last_signature.contract.prepack_key
     first(torch.randn(9, 64))                                    # another signature, same packing
-    assert all(p is q for p, q in zip(first._last.packed, again._last.packed))
+    assert all(p is q for p, q in zip(first.last_signature.packed, again.last_signature.packed))
     with torch.no_grad():
         model.layers[0].weight.mul_(2)                           # bumps torch's version counter
     changed = cuvil.compile(model, example_inputs=(x,))
-    assert not any(p is q for p, q in zip(changed._last.packed, again._last.packed))
+    assert not any(p is q for p, q in zip(changed.last_signature.packed, again.last_signature.packed))
     with torch.no_grad():
         torch.testing.assert_close(changed(x), model(x), atol=ATOL, rtol=RTOL)
 

@@ -25,7 +25,7 @@ def compile_and_compare(model, x, threads=1):
         fast = cc.CompiledModule(model, (x,), num_threads=threads, use_cache=False)
         got = fast(x)
     torch.testing.assert_close(got, want, **TOL)
-    return fast._last.ir
+    return fast.last_signature.ir
 
 
 # positions: (m+2)^2, 36 for F(4x4) (>= 32 tiles of 4x4), else 16 for F(2x2).

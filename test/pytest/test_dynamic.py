@@ -7,12 +7,12 @@ import torch
 
 import cuvil
 
-from models import CNN, MLP, bert
+from models import CNN, MLP, SMALL_BERT, SMALL_MLP, bert
 
 
 def test_mlp_dynamic_batch_one_build():
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(SMALL_MLP).eval()
     fast = cuvil.compile(model, example_inputs=(torch.randn(1, 64),), dynamic_dims={0: 0})
     for batch in (1, 3, 8):
         x = torch.randn(batch, 64)
@@ -32,7 +32,7 @@ def test_cnn_dynamic_batch():
 
 
 def test_bert_dynamic_batch():
-    model = bert()
+    model = bert(**SMALL_BERT)
     fast = cuvil.compile(model, example_inputs=(torch.randint(0, 1000, (2, 16)),), dynamic_dims={0: 0})
     for batch in (1, 3, 8):
         ids = torch.randint(0, model.config.vocab_size, (batch, 16))
@@ -43,7 +43,7 @@ def test_bert_dynamic_batch():
 
 
 def test_non_dynamic_dim_mismatch_is_a_clear_error():
-    fast = cuvil.compile(MLP().eval(), example_inputs=(torch.randn(4, 64),), dynamic_dims={0: 0})
+    fast = cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(4, 64),), dynamic_dims={0: 0})
     with pytest.raises(ValueError, match="input 0 dim 1 is 65 but the model was compiled for 64"):
         fast(torch.randn(4, 65))
     with pytest.raises(TypeError, match="dtype torch.float64, compiled for torch.float32"):
@@ -52,14 +52,14 @@ def test_non_dynamic_dim_mismatch_is_a_clear_error():
 
 def test_dynamic_dims_out_of_range():
     with pytest.raises(ValueError, match="input 0 has rank 2, no dim 5"):
-        cuvil.compile(MLP().eval(), example_inputs=(torch.randn(4, 64),), dynamic_dims={0: 5})
+        cuvil.compile(MLP(SMALL_MLP).eval(), example_inputs=(torch.randn(4, 64),), dynamic_dims={0: 5})
 
 
 @pytest.mark.parametrize("mode", ["dynamic=True", "mark_dynamic"])
 def test_torch_compile_dynamic_batch(mode):
     torch._dynamo.reset()
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(SMALL_MLP).eval()
     fast = torch.compile(model, backend="cuvil", dynamic=(mode == "dynamic=True"))
     with warnings.catch_warnings(record=True) as caught, torch.no_grad():
         warnings.simplefilter("always")

@@ -1,0 +1,108 @@
+"""What a compile is asked to do (CompileOptions, frozen and validated once)
+and Cuvil's environment variables (Environment: every CUVIL_* read here).
+
+    CUVIL_NUM_THREADS       threads of compiled code (default: the cores this process may use)
+    CUVIL_CACHE_DIR         the library cache (default $XDG_CACHE_HOME/cuvil, ~/.cache/cuvil)
+    CUVIL_CACHE_STRUCTURAL  0: no warm start from the model's structure (always import)
+    CUVIL_REPRO_DIR         where failing stages save their IR (default $TMPDIR/cuvil-repro)
+"""
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Tuple
+
+from . import pipeline as pipeline_module
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The CUVIL_* variables as they are now (read anew on each call of
+    `environment()`, so a changed variable takes effect at the next compile)."""
+    num_threads: Optional[int]
+    cache_dir: Path
+    structural_cache: bool
+    repro_dir: Path
+
+    @classmethod
+    def read(cls) -> "Environment":
+        env = os.environ
+        threads = env.get("CUVIL_NUM_THREADS")
+        cache = env.get("CUVIL_CACHE_DIR") or os.path.join(
+            env.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cuvil")
+        try:
+            num_threads = max(1, int(threads)) if threads else None
+        except ValueError:
+            raise ValueError(f"CUVIL_NUM_THREADS={threads!r} is not a number of threads") from None
+        return cls(num_threads=num_threads, cache_dir=Path(cache),
+                   structural_cache=env.get("CUVIL_CACHE_STRUCTURAL", "1") != "0",
+                   repro_dir=Path(env.get("CUVIL_REPRO_DIR") or os.path.join(tempfile.gettempdir(), "cuvil-repro")))
+
+
+def environment() -> Environment:
+    return Environment.read()
+
+
+# {input index: {dim: symbol name}} as a hashable, ordered tuple.
+DynamicDims = Tuple[Tuple[int, Tuple[Tuple[int, str], ...]], ...]
+
+
+def _dim_names(i, dims) -> Dict[int, str]:
+    """dynamic_dims entry -> {dim: symbol name}: an int, a list, or a dict."""
+    if isinstance(dims, int):
+        dims = [dims]
+    if isinstance(dims, dict):
+        return {int(d): str(n) for d, n in dims.items()}
+    return {int(d): f"in{i}_dim{d}" for d in dims}
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything besides the model and its inputs that decides what is built."""
+    target: str = "host"
+    opt_level: int = 3
+    num_threads: Optional[int] = None     # None: cuvil.get_num_threads() when compiling
+    profile: bool = False                 # kernel timers compiled in
+    dynamic_dims: DynamicDims = ()
+    schedule: Optional[Tuple[Tuple[str, str], ...]] = None   # None: the default schedule
+    use_cache: bool = True
+
+    def __post_init__(self):
+        if self.target != "host":
+            raise ValueError(f"target {self.target!r} is not supported; use target='host'")
+        if self.opt_level not in (0, 1, 2, 3):
+            raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
+        if self.num_threads is not None and int(self.num_threads) < 1:
+            raise ValueError(f"num_threads must be >= 1, got {self.num_threads}")
+
+    @classmethod
+    def make(cls, target="host", opt_level=3, num_threads=None, profile=False, dynamic_dims=None,
+             schedule=None, use_cache=True) -> "CompileOptions":
+        """From the arguments users pass (dynamic_dims as {input: dim | [dims] | {dim: name}})."""
+        dyn = tuple(sorted((int(i), tuple(sorted(_dim_names(i, d).items())))
+                           for i, d in (dynamic_dims or {}).items()))
+        return cls(target=target, opt_level=opt_level, num_threads=num_threads, profile=bool(profile),
+                   dynamic_dims=dyn, schedule=None if schedule is None else tuple(map(tuple, schedule)),
+                   use_cache=use_cache)
+
+    @property
+    def dynamic(self) -> Dict[int, Dict[int, str]]:
+        """{input index: {dim: symbol name}}: one build serves every size of
+        these dims; dims sharing a name are the same size."""
+        return {i: dict(dims) for i, dims in self.dynamic_dims}
+
+    def threads(self) -> int:
+        from . import threads
+        return int(self.num_threads or threads.get_num_threads())
+
+    def pipeline(self, threads: int) -> pipeline_module.Pipeline:
+        return pipeline_module.compile_pipeline(threads, opt_level=self.opt_level, profile=self.profile,
+                                         schedule=self.schedule)
+
+    def cache_key_parts(self, pipe: pipeline_module.Pipeline) -> Sequence[str]:
+        """What decides the generated code besides the model's IR: the pipeline
+        (passes, script texts, threads), the dynamic dims, the C runtime linked
+        into every library, the build of the passes themselves, the host CPU."""
+        from . import artifact
+        return (pipe.fingerprint(), f"dynamic={list(self.dynamic_dims)}",
+                artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu())

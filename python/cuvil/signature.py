@@ -1,0 +1,224 @@
+"""One compiled specialisation of a model (`Signature`), how to call its
+library (`CallContract`, stored beside it in the cache index), and the checks
+that map a call's inputs to a signature key."""
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from . import execution
+
+# Element types Cuvil takes at its boundary, MLIR name -> torch dtype name.
+MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "i64": "int64",
+                 "i32": "int32", "i8": "int8", "i1": "bool"}
+
+
+@dataclass
+class CallContract:
+    """How to call a compiled library; stored beside it in the cache index."""
+    main_args: List[tuple]            # per @main argument: ("weight", name) | ("input", i) | ("packed", i)
+    main_specs: tuple
+    prepack_specs: Optional[tuple]    # (inputs, outputs) of @main_prepack, or None
+    weight_order: List[str]           # main_prepack's inputs
+    out_spec: object                  # pytree TreeSpec of the outputs
+    input_dims: list = field(default_factory=list)    # per user input: int | symbol name
+    output_dims: list = field(default_factory=list)   # per output: int | sympy expression
+    kernels: dict = field(default_factory=dict)       # profile=True: {kernel: what it computes}
+    # Identifies main_prepack's code (its IR and the options that lower it):
+    # signatures with the same one pack the same weights the same way.
+    prepack_key: str = ""
+
+    def to_json(self) -> dict:
+        from torch.utils import _pytree as pytree
+
+        def specs(pair):
+            return None if pair is None else [[[list(s.shape), s.dtype] for s in side] for side in pair]
+        return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
+                    prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
+                    out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
+                    output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key)
+
+    @classmethod
+    def from_json(cls, d) -> "CallContract":
+        from torch.utils import _pytree as pytree
+
+        def specs(pair):
+            return None if pair is None else tuple(
+                [execution.TensorSpec(tuple(shape), dtype) for shape, dtype in side] for side in pair)
+        return cls(main_args=[tuple(r) for r in d["main_args"]], main_specs=specs(d["main_specs"]),
+                   prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
+                   out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
+                   output_dims=d["output_dims"], kernels=d.get("kernels", {}),
+                   prepack_key=d.get("prepack_key", ""))
+
+    @classmethod
+    def from_module(cls, module, weight_order, out_spec, manifest, kernels, prepack_key_of) -> "CallContract":
+        """Read from the raised module: @main's arguments (their cuvil.*
+        attributes say which is an input, a weight or a packed weight) and
+        @main_prepack's signature."""
+        from . import raising
+        main = raising.lookup_func(module, "main")
+        prepack = raising.lookup_func(module, "main_prepack")
+        return cls(main_args=_arg_roles(main), main_specs=_func_specs(main),
+                   prepack_specs=_func_specs(prepack) if prepack is not None else None,
+                   weight_order=weight_order, out_spec=out_spec,
+                   input_dims=manifest.get("input_dims", []), output_dims=manifest.get("output_dims", []),
+                   kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)))
+
+    def output_shapes(self, arrays) -> Optional[list]:
+        """Concrete output shapes for these inputs, when some are symbolic."""
+        if all(isinstance(d, int) for dims in self.output_dims for d in dims):
+            return None
+        import sympy
+        env = {}
+        for dims, array in zip(self.input_dims, arrays):
+            for d, size in zip(dims, array.shape):
+                if isinstance(d, str):
+                    env[sympy.Symbol(d)] = size
+        return [tuple(d if isinstance(d, int) else int(sympy.sympify(d).subs(env)) for d in dims)
+                for dims in self.output_dims]
+
+
+def _spec_of(type_) -> execution.TensorSpec:
+    from .ir import RankedTensorType
+    t = RankedTensorType(type_)
+    shape = tuple(None if t.is_dynamic_dim(i) else t.get_dim_size(i) for i in range(t.rank))
+    return execution.TensorSpec(shape, str(t.element_type))
+
+
+def _func_specs(func):
+    from .ir import FunctionType
+    ft = FunctionType(func.attributes["function_type"].value)
+    return [_spec_of(t) for t in ft.inputs], [_spec_of(t) for t in ft.results]
+
+
+def _arg_roles(func) -> List[tuple]:
+    from .ir import DictAttr
+    roles, n_inputs = [], 0
+    for attrs in func.arg_attrs:
+        d = {a.name: a.attr for a in DictAttr(attrs)}
+        if "cuvil.packed" in d:
+            roles.append(("packed", int(d["cuvil.packed"].value)))
+        elif str(d.get("cuvil.kind", "")).strip('"') == "user_input":
+            roles.append(("input", n_inputs))
+            n_inputs += 1
+        else:
+            roles.append(("weight", d["cuvil.arg"].value))
+    return roles
+
+
+@dataclass
+class Signature:
+    """One compiled specialisation: its library, how to call it, the weights
+    bound to it, and what the compile produced.
+
+    library / main: the loaded library and its @main entry point; contract:
+    how to call it; weights: the unpacked weight arrays by name (bound by
+    reference); packed: main_prepack's outputs; ir: the IR text of every stage
+    that ran ({"torch", "linalg", "cuvil", "scheduled", "llvm", "llvm_ir"},
+    empty on a cache hit); stats: seconds per stage; pipeline: what built it."""
+    library: execution.Library
+    main: execution.Function
+    contract: CallContract
+    stats: Dict[str, float]
+    ir: Dict[str, str] = field(default_factory=dict)
+    pipeline: object = None
+    weights: Dict[str, np.ndarray] = field(default_factory=dict)
+    packed: List[np.ndarray] = field(default_factory=list)
+    run: Optional[execution.BoundFunction] = None   # main with the weights bound
+    prepacked: object = None                         # owns `packed`, maybe shared (cuvil.weights)
+    weight_tensors: Dict[str, object] = field(default_factory=dict)   # the model's, by name
+    weight_state: tuple = ()                         # their versions and addresses when bound
+
+    # What the AOT export reads (cuvil.aot).
+    @property
+    def main_args(self) -> List[tuple]:
+        return self.contract.main_args
+
+    @property
+    def prepack_specs(self) -> Optional[tuple]:
+        return self.contract.prepack_specs
+
+    @property
+    def weight_order(self) -> List[str]:
+        return self.contract.weight_order
+
+
+def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Dict[tuple, object],
+                  model_name: str) -> tuple:
+    """The signature `args` run under: per input its shape (dynamic dims as
+    None) and dtype. Raises TypeError / ValueError for inputs that cannot run
+    (not tensors, another device, an unsupported dtype, another input count,
+    a mismatch with a dynamic build)."""
+    import torch
+    if compiled:
+        expected = len(next(iter(compiled)))
+        if len(args) != expected:
+            raise ValueError(f"{model_name} was compiled for {expected} input(s), got {len(args)}")
+    for i, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"input {i} is a {type(a).__name__}; cuvil.compile takes tensors")
+        if a.device.type != "cpu":
+            raise ValueError(f"input {i} is on {a.device}; Cuvil compiles for the host CPU: "
+                             f"pass it with .cpu()")
+        if str(a.dtype).removeprefix("torch.") not in MLIR_TO_TORCH.values():
+            raise TypeError(f"input {i} has dtype {a.dtype}, which Cuvil does not support; "
+                            f"supported: {', '.join(sorted(set(MLIR_TO_TORCH.values())))} "
+                            f"(e.g. convert with .float())")
+    _check_shared_dims(args, dynamic)
+    key = tuple((tuple(None if d in dynamic.get(i, ()) else s for d, s in enumerate(a.shape)), str(a.dtype))
+                for i, a in enumerate(args))
+    if dynamic and compiled and key not in compiled:
+        # A dynamic build serves its dynamic dims only: say which dim differs.
+        (built,) = list(compiled)[:1]
+        for i, ((shape, dtype), (want_shape, want_dtype)) in enumerate(zip(key, built)):
+            if dtype != want_dtype:
+                raise TypeError(f"input {i} has dtype {dtype}, compiled for {want_dtype}")
+            if len(shape) != len(want_shape):
+                raise ValueError(f"input {i} has rank {len(shape)}, compiled for {len(want_shape)}")
+            for d, (got, want) in enumerate(zip(shape, want_shape)):
+                if got != want:
+                    raise ValueError(f"input {i} dim {d} is {got} but the model was compiled for {want}; "
+                                     f"dynamic dims are {dynamic or 'none'}")
+    return key
+
+
+def _check_shared_dims(args, dynamic) -> None:
+    """Dynamic dims with one name are one size (the library assumes it)."""
+    sizes = {}
+    for i, dims in dynamic.items():
+        if i >= len(args):
+            continue
+        for d, name in dims.items():
+            if d >= args[i].dim():
+                continue   # reported by export_inputs when compiling
+            size = args[i].shape[d]
+            if size < 1:
+                raise ValueError(f"input {i} dim {d} ({name!r}) is {size}; dynamic dims must be >= 1")
+            first = sizes.setdefault(name, (i, d, size))
+            if first[2] != size:
+                raise ValueError(f"dynamic dim {name!r} is {first[2]} in input {first[0]} dim {first[1]} "
+                                 f"but {size} in input {i} dim {d}: dims sharing a name must be equal")
+
+
+def export_inputs(args, dynamic):
+    """Example inputs and torch.export dynamic_shapes. A dynamic dim whose
+    example size is 0 or 1 would be specialised by torch.export, so the
+    export sees size 2 there."""
+    if not dynamic:
+        return args, None
+    import torch
+    shapes, examples, symbols = [], [], {}
+    for i, a in enumerate(args):
+        dims = dynamic.get(i, {})
+        bad = [d for d in dims if not 0 <= d < a.dim()]
+        if bad:
+            raise ValueError(f"dynamic_dims: input {i} has rank {a.dim()}, no dim {bad[0]}")
+        shapes.append({d: symbols.setdefault(name, torch.export.Dim(name, min=1, max=2 ** 31 - 2))
+                       for d, name in dims.items()} or None)
+        if any(a.shape[d] < 2 for d in dims):
+            size = [2 if d in dims and s < 2 else s for d, s in enumerate(a.shape)]
+            a = torch.zeros(size, dtype=a.dtype) if not a.is_floating_point() \
+                else torch.randn(size, dtype=a.dtype)
+        examples.append(a)
+    return tuple(examples), tuple(shapes)
