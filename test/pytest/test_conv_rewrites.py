@@ -14,17 +14,15 @@ import torch
 import torch.nn as nn
 
 import cuvil.compiler as cc
+from conftest import compile_and_compare
+from models import randomize_bn
 
 TOL = dict(rtol=1e-4, atol=1e-4)
 
 
-def compile_and_compare(model, x, threads=1):
-    model = model.eval()
-    with torch.no_grad():
-        want = model(x)
-        fast = cc.CompiledModule(model, (x,), num_threads=threads, use_cache=False)
-        got = fast(x)
-    torch.testing.assert_close(got, want, **TOL)
+def compile_conv(model, x, threads=1):
+    """Compiles and compares with eager; returns the IR of every stage."""
+    fast, _, _ = compile_and_compare(model, x, num_threads=threads, use_cache=False, **TOL)
     return fast.last_signature.ir
 
 
@@ -38,7 +36,7 @@ def compile_and_compare(model, x, threads=1):
 ])
 def test_winograd_numerics(C, F, H, W, bias, positions):
     torch.manual_seed(0)
-    ir = compile_and_compare(nn.Conv2d(C, F, 3, 1, 1, bias=bias), torch.randn(1, C, H, W))
+    ir = compile_conv(nn.Conv2d(C, F, 3, 1, 1, bias=bias), torch.randn(1, C, H, W))
     cuvil_ir = ir["cuvil"]
     assert "linalg.conv_2d_nchw_fchw" not in cuvil_ir
     assert "linalg.batch_matmul" in cuvil_ir
@@ -56,11 +54,7 @@ def test_winograd_in_a_block(threads):
     model = nn.Sequential(nn.Conv2d(32, 64, 3, 2, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
                           nn.Conv2d(64, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
                           nn.Conv2d(64, 128, 3, 1, 1))
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.uniform_(-0.5, 0.5)
-            m.running_var.uniform_(0.5, 2.0)
-    ir = compile_and_compare(model, torch.randn(1, 32, 57, 59), threads=threads)
+    ir = compile_conv(randomize_bn(model), torch.randn(1, 32, 57, 59), threads=threads)
     assert ir["cuvil"].count("linalg.batch_matmul") == 2
     assert "linalg.conv_2d_nchw_fchw" not in ir["cuvil"]
     assert ir["cuvil"].count("linalg.matmul") == 1  # the strided one
@@ -77,7 +71,7 @@ def test_im2col_numerics(C, F, k, stride, pad, dil, bias, threads):
     torch.manual_seed(0)
     model = nn.Conv2d(C, F, k, stride, pad, dilation=dil, bias=bias)
     x = torch.randn(1, C, 14 if stride == 2 else 7, 14 if stride == 2 else 7)
-    ir = compile_and_compare(model, x, threads=threads)["cuvil"]
+    ir = compile_conv(model, x, threads=threads)["cuvil"]
     assert "linalg.conv_2d_nchw_fchw" not in ir
     # The transposed filter is prepacked: @main no longer takes the weight.
     main_sig = re.search(r"func\.func @main\((.*?)\) ->", ir).group(1)
