@@ -4,6 +4,32 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CuvilStripAsserts : Pass<"cuvil-strip-asserts", "::mlir::func::FuncOp"> {
+  let summary = "Erase cf.assert ops";
+  let description = [{
+    torch-mlir checks embedding / gather bounds and BatchNorm's "tensor with
+    zero elements" with `cf.assert` ops inside linalg.generic bodies. An
+    assert has a side effect, so `linalg-fuse-elementwise-ops` does not fuse
+    across it (a small CNN kept 13 generics instead of 4). The price: the
+    compiled code no longer checks those conditions, e.g. an out-of-range
+    embedding index is not reported. Run it before the elementwise fusion.
+  }];
+}
+
+def CuvilMarkWeights : Pass<"cuvil-mark-weights", "::mlir::ModuleOp"> {
+  let summary = "Mark @main's non-input arguments with cuvil.weight";
+  let description = [{
+    Every argument of the public `func.func @main` whose `cuvil.kind` (set by
+    the importer) is a string other than `"user_input"` (a parameter, a
+    buffer, a constant) gets the unit attribute `cuvil.weight`: its value is
+    the same on every call, so `cuvil-split-prepack` may move computations on
+    it into the run-once prepack function, and the conv rewrites may treat
+    their filter as known in advance. Arguments without `cuvil.kind` are left
+    alone; a module without a public `@main` is unchanged. Run it before
+    `cuvil-winograd-conv`, `cuvil-im2col-conv` and `cuvil-split-prepack`.
+  }];
+}
+
 def CuvilLowerToLinalg : Pass<"cuvil-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower Cuvil ops and layouts to linalg/tensor/arith/scf on tensors";
   let description = [{
@@ -19,7 +45,7 @@ def CuvilLowerToLinalg : Pass<"cuvil-lower-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
-def CuvilRaiseLinalg : Pass<"cuvil-raise-linalg", "::mlir::ModuleOp"> {
+def CuvilRaiseLinalg : Pass<"cuvil-raise-linalg", "::mlir::func::FuncOp"> {
   let summary = "Raise recognised linalg patterns (from torch-mlir) to Cuvil ops";
   let description = [{
     Recognises linalg.matmul / linalg.batch_matmul (with a transposed
@@ -40,8 +66,31 @@ def CuvilSplitPrepack : Pass<"cuvil-split-prepack", "::mlir::ModuleOp"> {
     (weights still read directly stay as arguments), so the work runs once at
     load instead of on every call. The argument attribute
     `cuvil.packed = <index>` records which prepack result feeds each argument.
+    The prepack function is public, an entry point like `main`:
+    `cuvil-prepare-entry-points` gives both their C interface.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def CuvilPrepareEntryPoints : Pass<"cuvil-prepare-entry-points", "::mlir::ModuleOp"> {
+  let summary = "C interface and read-only arguments for the public functions";
+  let description = [{
+    Every public function with a body (`main`, `main_prepack`; not the private
+    kernels) gets the unit attribute `llvm.emit_c_interface`, so that
+    `convert-func-to-llvm` emits the `_mlir_ciface_<name>` wrapper the runtime
+    calls with memref descriptors, and each of its arguments
+    `bufferization.writable = false`. The arguments are the caller's memory
+    (user inputs, the model's weights, the packed weights that every call
+    reuses): with writable arguments, one-shot bufferization lets an op whose
+    init is an argument accumulate into it in place (a conv's bias broadcast,
+    hoisted into the packed weights, grew by the conv's output on every
+    call); read-only, it copies such an init first. A tensor returned more
+    than once is returned as a copy the second time (each result becomes a
+    caller-allocated buffer; upstream `buffer-results-to-out-params` crashes
+    on one buffer returned twice). Running it again changes nothing. Run it
+    after `cuvil-split-prepack` and `cuvil-outline-kernels`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
 def CuvilWidenBoolMemrefs : Pass<"cuvil-widen-bool-memrefs", "::mlir::ModuleOp"> {
@@ -56,7 +105,7 @@ def CuvilWidenBoolMemrefs : Pass<"cuvil-widen-bool-memrefs", "::mlir::ModuleOp">
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
-def CuvilMathApprox : Pass<"cuvil-math-approx", "::mlir::ModuleOp"> {
+def CuvilMathApprox : Pass<"cuvil-math-approx", "::mlir::func::FuncOp"> {
   let summary = "Polynomial f32 erf / exp / tanh, so vector code stays vector";
   let description = [{
     Rewrites `math.erf`, `math.exp` and `math.tanh` on f32 scalars and vectors
@@ -75,23 +124,26 @@ def CuvilOutlineKernels : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
     Moves every statically shaped linalg op on tensors (with the `tensor.empty`
     / `linalg.fill` that initialise it, the single-use `tensor.pad` in front of
     it and the constants it reads) out of the public functions into a private
-    function `@cuvil_kernel_<n>_<op>` and calls it. Kernels whose bodies print
-    the same (same op, shapes, constants) become one function: the 12 layers of
-    BERT-base share one set of kernels, so the schedules, the lowering and LLVM
-    code generation see each kernel once instead of twelve times. Ops with
-    dynamic shapes stay where they are.
+    function `@cuvil_kernel_<n>_<op>` with the attribute `cuvil.kernel = <n>`
+    (the kernel id: what the profiler counts by; the name is only for
+    reading) and calls it. Kernels whose bodies print the same (same op,
+    shapes, constants) become one function: the 12 layers of BERT-base share
+    one set of kernels, so the schedules, the lowering and LLVM code
+    generation see each kernel once instead of twelve times. Ops with dynamic
+    shapes stay where they are.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
-def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
+def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::func::FuncOp"> {
   let summary = "3x3 stride-1 NCHW convolutions as Winograd F(m x m, 3 x 3)";
   let description = [{
     Rewrites `linalg.conv_2d_nchw_fchw` on static f32 tensors with batch 1, a
     3x3 filter computed from weights only (`cuvil.weight` arguments and
-    constants), stride 1 and dilation 1 (at least 16 input and 32 output
-    channels) into Winograd's minimal filtering F(m x m, 3 x 3): the filter
-    transform G g G^T (weights only, so cuvil-split-prepack moves it into the
+    constants), stride 1 and dilation 1 (at least `min-input-channels` input
+    and `min-output-channels` output channels: below, the transforms, which
+    scale with C + F, cost more than the products they save, C x F) into
+    Winograd's minimal filtering F(m x m, 3 x 3): the filter transform G g G^T (weights only, so cuvil-split-prepack moves it into the
     run-once prepack), the input transform B^T d B and the output transform
     A^T M A as all-parallel linalg.generic ops (each a 1-D transform along one
     axis, channels innermost), and (m+2)^2 independent C x F products as one
@@ -101,25 +153,49 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::ModuleOp"> {
     not a zero fill gets that init added at the end.
 
     Run it before cuvil-split-prepack. `output-tile` forces m (2 or 4) on every
-    candidate; 0 (the default) leaves outputs smaller than 14 x 14 alone
-    (measured on ResNet-18's 7 x 7 layer: im2col matmul 2.6 ms, m = 2 3.4 ms,
-    m = 4 5.4 ms) and uses m = 4 when that gives at least 32 tiles (28 x 28 and up),
-    else m = 2. m = 4 is less accurate (its transform constants reach 8 and
-    1/24): fp32 errors ~1e-5 relative, m = 2 ~1e-6.
+    candidate (of at least 4 x 4 outputs); 0 (the default) leaves outputs
+    smaller than `min-output-size` (14) in height or width alone (measured on
+    ResNet-18's 7 x 7 layer: im2col matmul 2.6 ms, m = 2 3.4 ms, m = 4 5.4 ms)
+    and uses m = 4 when that gives at least `min-tiles-for-f4` (32) tiles
+    (28 x 28 and up), else m = 2. m = 4 is less accurate (its transform
+    constants reach 8 and 1/24): fp32 errors ~1e-5 relative, m = 2 ~1e-6.
+
+    Upstream's Winograd rewrite (mlir/lib/Dialect/Linalg/Transforms/
+    WinogradConv2D.cpp, `linalg::populateWinogradConv2DPatterns`) takes only
+    `linalg.conv_2d_nhwc_fhwc` (NCHW is a TODO there), any batch, with F(m, r)
+    fixed by the caller (F(2,3), F(4,3), F(2,5), and r x 1 / 1 x r filters).
+    It emits `linalg.winograd_{filter,input,output}_transform` ops, which
+    decompose into scf.for loops over filters x channels and over tiles x
+    batch x channels, each iteration two small 2-D linalg.matmuls with the
+    constant matrices. This pass takes the NCHW convs torch-mlir emits (batch
+    1, 3x3 only), picks m from the output size, requires a weight-only filter
+    (so that the filter transform lands in the prepack function), and writes
+    each 1-D transform as one all-parallel linalg.generic over every tile and
+    channel, channels innermost: no per-tile loops, and generics that the
+    elementwise schedule vectorizes along channels.
   }];
   let options = [
     Option<"outputTile", "output-tile", "int64_t", /*default=*/"0",
-           "Winograd output tile m (2 or 4); 0 chooses by the output size">
+           "Winograd output tile m (2 or 4); 0 chooses by the output size">,
+    Option<"minInputChannels", "min-input-channels", "int64_t", /*default=*/"16",
+           "convs with fewer input channels are left alone">,
+    Option<"minOutputChannels", "min-output-channels", "int64_t", /*default=*/"32",
+           "convs with fewer output channels are left alone">,
+    Option<"minOutputSize", "min-output-size", "int64_t", /*default=*/"14",
+           "with output-tile=0: convs whose output height or width is smaller are left alone">,
+    Option<"minTilesForF4", "min-tiles-for-f4", "int64_t", /*default=*/"32",
+           "with output-tile=0: F(4x4, 3x3) from this many 4x4 output tiles on, F(2x2, 3x3) below">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
-def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::ModuleOp"> {
+def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
   let summary = "NCHW convolutions with many channels as im2col + one matmul";
   let description = [{
     Rewrites `linalg.conv_2d_nchw_fchw` on static f32 tensors with batch 1, at
-    least 16 input and 32 output channels (any filter size, stride, dilation)
+    least `min-input-channels` (16) input and `min-output-channels` (32)
+    output channels (any filter size, stride, dilation)
     into an im2col matmul with the output channels as the matmul's columns:
     the input is transposed to HWC, the KH x KW strided windows are gathered
     into cols[OH][OW][KH][KW][C] by one all-parallel linalg.generic
@@ -134,12 +210,30 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::ModuleOp"> {
     filter per call, which made ResNet-18's stride-2 and 1x1 convs run at
     35-90 GFLOP/s. Run it after cuvil-winograd-conv (which keeps the 3x3
     stride-1 convs it takes) and before cuvil-split-prepack.
+
+    Upstream's im2col (mlir/lib/Dialect/Linalg/Transforms/
+    ConvertConv2DToImg2Col.cpp, `linalg::populateConvertConv2DToImg2ColPatterns`)
+    rewrites an NCHW conv of any batch, dilation 1 only, into
+    col[N][C*KH*KW][OH*OW] read from the NCHW input through one indexing map
+    (consecutive elements of a row are `stride` apart) and a linalg.generic
+    contraction filter[F][C*KH*KW] x col accumulating into the conv's init,
+    output channels as rows. This pass gathers from an HWC copy of the input
+    (contiguous C-long rows), multiplies with a named linalg.matmul
+    out[OH*OW][F] = cols x W^T, which the matmul schedules and pack_cpu
+    match and whose weight side cuvil-split-prepack hoists, takes dilated
+    convs too, and only batch-1 f32 convs with enough channels.
   }];
+  let options = [
+    Option<"minInputChannels", "min-input-channels", "int64_t", /*default=*/"16",
+           "convs with fewer input channels are left alone">,
+    Option<"minOutputChannels", "min-output-channels", "int64_t", /*default=*/"32",
+           "convs with fewer output channels are left alone">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
-def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::ModuleOp"> {
+def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Make every multi-dimensional scf.parallel one-dimensional";
   let description = [{
     Collapses the induction variables of each scf.parallel without reductions
@@ -157,7 +251,7 @@ def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
-def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir::ModuleOp"> {
+def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "Split each outermost 1-D scf.parallel into one contiguous part per thread";
   let description = [{
     Rewrites every outermost one-dimensional scf.parallel without reductions
@@ -176,7 +270,7 @@ def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
-def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::ModuleOp"> {
+def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::func::FuncOp"> {
   let summary = "i1 tensors passed between linalg.generic ops become i8";
   let description = [{
     A linalg.generic result of i1 elements whose init is a tensor.empty or a
@@ -193,10 +287,11 @@ def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::ModuleOp">
 }
 
 def CuvilProfileKernels : Pass<"cuvil-profile-kernels", "::mlir::ModuleOp"> {
-  let summary = "Time every call of an outlined kernel (cuvil_kernel_N_*)";
+  let summary = "Time every call of an outlined kernel (a cuvil.kernel function)";
   let description = [{
-    Wraps each `func.call` of a function named `cuvil_kernel_<N>_...` (made by
-    `cuvil-outline-kernels`) in `%t = func.call @cuvil_profile_clock()` before
+    Wraps each `func.call` of a function with the attribute
+    `cuvil.kernel = <N>` (an outlined kernel, see `cuvil-outline-kernels`;
+    its name plays no part) in `%t = func.call @cuvil_profile_clock()` before
     and `func.call @cuvil_profile_record(<N>, %t)` after, and declares the two
     functions. Cuvil's C runtime (runtime_support.c, linked into every
     library) implements them with a monotonic clock and per-kernel call and

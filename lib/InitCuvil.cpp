@@ -1,9 +1,11 @@
 //===- InitCuvil.cpp - registration entry points --------------------------===//
 #include "cuvil/InitCuvil.h"
+#include "cuvil/TransformOps/CuvilTransformOps.h"
 #include "cuvil/Transforms/Passes.h"
 
 void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
   registry.insert<CuvilDialect>();
+  registerCuvilTransformExtension(registry);
 }
 
 void mlir::cuvil::registerAllCuvilPasses() {
@@ -12,12 +14,15 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilEarlyDealloc();
     registerCuvilIm2colConv();
     registerCuvilLowerToLinalg();
+    registerCuvilMarkWeights();
     registerCuvilMathApprox();
     registerCuvilOutlineKernels();
     registerCuvilPartitionParallelLoops();
+    registerCuvilPrepareEntryPoints();
     registerCuvilProfileKernels();
     registerCuvilRaiseLinalg();
     registerCuvilSplitPrepack();
+    registerCuvilStripAsserts();
     registerCuvilWidenBoolMemrefs();
     registerCuvilWidenBoolTensors();
     registerCuvilWinogradConv();

@@ -7,9 +7,10 @@
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 
 NB_MODULE(_site_initialize_0, m) {
-  m.doc() = "Registers the Cuvil dialect and passes with cuvil.ir";
+  m.doc() = "Registers the Cuvil dialect, its transform ops and passes with cuvil.ir";
   m.def("register_dialects", [](MlirDialectRegistry registry) {
     mlirDialectHandleInsertDialect(mlirGetDialectHandle__cuvil__(), registry);
+    cuvilRegisterTransformExtension(registry);
   });
   cuvilRegisterPasses();
 }

@@ -22,8 +22,10 @@
 //     out of the k loop (loop-invariant-subset-hoisting), contraction -> outer
 //     products -> vector.fma (as in matmul_cpu.mlir).
 //
-// Parameters (top of @__transform_main): TM = 64, RM = 4, RN = 64 (RN a
-// power-of-two multiple of 16; see matmul_cpu.mlir for why).
+// Parameters: the arguments of @cuvil_batch_matmul_cpu_schedule; @__transform_main
+// binds the defaults, cuvil.transform.apply(..., params={"TM": 32}) others:
+// TM = 64, RM = 4, RN = 64 (RN a power-of-two multiple of 16; see matmul_cpu.mlir
+// for why). Same names as in matmul_cpu.mlir, so one params dict tunes both.
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
@@ -166,12 +168,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Entry point: the schedule with its default parameters.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    // ===================== tunable parameters =====================
-    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: TM
-    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>    // param: RM
-    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: RN
-    // ==============================================================
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>
+    transform.include @cuvil_batch_matmul_cpu_schedule failures(propagate) (%root, %tm, %rm, %rn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The schedule; `cuvil.param` names the parameters for cuvil.transform.apply.
+  transform.named_sequence @cuvil_batch_matmul_cpu_schedule(%root: !transform.any_op {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "TM"},
+      %rm: !transform.param<i64> {transform.readonly, cuvil.param = "RM"},
+      %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"}) {
     %bmkn = transform.collect_matching @cuvil_match_bmkn in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmkn : !transform.any_op {
     ^bb0(%op: !transform.any_op):

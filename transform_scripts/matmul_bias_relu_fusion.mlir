@@ -9,7 +9,8 @@
 //   %out = linalg.generic {(i,j)->(i,j), (i,j)->(j), (i,j)->(i,j)}
 //            ins(%mm, %bias) outs(%e2) { addf ; maximumf 0 (optional) }
 //
-// Schedule (@cuvil_mbr_fuse), parameters at the top of @__transform_main:
+// Schedule (@cuvil_mbr_fuse); parameters: the arguments of @cuvil_mbr_schedule,
+// their defaults bound by @__transform_main (cuvil.transform.apply(params=...) binds others):
 //   TM=64, TN=256 (thread/cache tile), TK=256 (K block), RM=4, RN=64 (register tile,
 //   16 zmm accumulators); same meaning as in matmul_cpu.mlir.
 //  1. Tile the CONSUMER (bias+relu generic) with tile_using_forall [TM, TN].
@@ -106,16 +107,27 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Entry point: the schedule with its default parameters (same meaning as in
+  // matmul_cpu.mlir).
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    // ===================== tunable parameters =====================
-    // Same meaning as in matmul_cpu.mlir; `// param: NAME` tags are for
-    // cuvil.transform.substitute_params.
-    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: TM
-    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TN
-    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TK
-    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>    // param: RM
-    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: RN
-    // ==============================================================
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>
+    transform.include @cuvil_mbr_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The schedule; `cuvil.param` names the parameters for cuvil.transform.apply.
+  transform.named_sequence @cuvil_mbr_schedule(%root: !transform.any_op {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "TM"},
+      %tn: !transform.param<i64> {transform.readonly, cuvil.param = "TN"},
+      %tk: !transform.param<i64> {transform.readonly, cuvil.param = "TK"},
+      %rm: !transform.param<i64> {transform.readonly, cuvil.param = "RM"},
+      %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"}) {
     // Every linalg.generic whose operand #0 is produced by a linalg.matmul is
     // treated as the epilogue; generics not fed by a matmul are skipped
     // (failures(suppress) in the per-op sequence).

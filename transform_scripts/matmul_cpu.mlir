@@ -8,7 +8,8 @@
 //       transform-interpreter, ...bufferization + lowering...)'
 // Entry point: @__transform_main (default entry of --transform-interpreter).
 //
-// Tunable parameters (transform.param.constant at the top of @__transform_main):
+// Tunable parameters: the arguments of @cuvil_matmul_cpu_schedule; @__transform_main
+// binds these defaults, cuvil.transform.apply(..., params={"TM": 32}) others:
 //   TM = 64, TN = 256  cache/thread tile of C (one scf.forall iteration).
 //   TK = 256           K-block (A panel TMxTK = 64 KiB, B panel TKxTN = 256 KiB -> L2).
 //   TNP = 4, TKP = 768 the B-packed matmuls' forall tile (panels of 64 columns) and
@@ -246,20 +247,33 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // Entry point: the schedule with its default parameters.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    // ===================== tunable parameters =====================
     // TM x TN: C tile per scf.forall iteration; TK: K block; RM x RN: register tile.
-    // The trailing `// param: NAME` tags let cuvil.transform.substitute_params override them.
-    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: TM
-    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TN
-    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>  // param: TK
-    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>    // param: RM
-    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>   // param: RN
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %tn = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %tk = transform.param.constant 256 : i64 -> !transform.param<i64>
+    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %rn = transform.param.constant 64 : i64 -> !transform.param<i64>
     // Packed matmuls (pack_cpu.mlir): TNP panels of 64 columns per forall tile,
     // K blocks of TKP (a TKP x 64 B panel: 192 KiB, in L2).
-    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>   // param: TNP
-    %tkp = transform.param.constant 768 : i64 -> !transform.param<i64> // param: TKP
-    // ==============================================================
+    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %tkp = transform.param.constant 768 : i64 -> !transform.param<i64>
+    transform.include @cuvil_matmul_cpu_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn, %tnp, %tkp)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The schedule; `cuvil.param` names the parameters for cuvil.transform.apply.
+  transform.named_sequence @cuvil_matmul_cpu_schedule(%root: !transform.any_op {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "TM"},
+      %tn: !transform.param<i64> {transform.readonly, cuvil.param = "TN"},
+      %tk: !transform.param<i64> {transform.readonly, cuvil.param = "TK"},
+      %rm: !transform.param<i64> {transform.readonly, cuvil.param = "RM"},
+      %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"},
+      %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "TNP"},
+      %tkp: !transform.param<i64> {transform.readonly, cuvil.param = "TKP"}) {
     %mms = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%m: !transform.any_op):

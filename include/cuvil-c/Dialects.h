@@ -11,6 +11,9 @@ extern "C" {
 
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Cuvil, cuvil);
 
+/// Adds the transform.cuvil.* ops (a Transform-dialect extension) to `registry`.
+MLIR_CAPI_EXPORTED void cuvilRegisterTransformExtension(MlirDialectRegistry registry);
+
 /// Registers Cuvil's passes (cuvil-lower-to-linalg, cuvil-raise-linalg).
 MLIR_CAPI_EXPORTED void cuvilRegisterPasses(void);
 

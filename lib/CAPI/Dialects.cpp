@@ -3,6 +3,7 @@
 
 #include "cuvil/Dialect/CuvilOps.h"
 #include "cuvil/InitCuvil.h"
+#include "cuvil/TransformOps/CuvilTransformOps.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 #include "mlir/IR/Diagnostics.h"
@@ -11,6 +12,10 @@ using namespace mlir;
 using namespace mlir::cuvil;
 
 MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Cuvil, cuvil, mlir::cuvil::CuvilDialect)
+
+void cuvilRegisterTransformExtension(MlirDialectRegistry registry) {
+  registerCuvilTransformExtension(*unwrap(registry));
+}
 
 void cuvilRegisterPasses(void) { registerAllCuvilPasses(); }
 

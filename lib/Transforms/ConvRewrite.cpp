@@ -1,5 +1,6 @@
 //===- ConvRewrite.cpp - building blocks of the conv rewrites -------------===//
 #include "ConvRewrite.h"
+#include "cuvil/Dialect/CuvilDialect.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -7,28 +8,36 @@
 using namespace mlir;
 using namespace mlir::cuvil;
 
-std::optional<ConvShape> mlir::cuvil::batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_t minIn,
-                                                        int64_t minOut) {
+FailureOr<ConvShape> mlir::cuvil::matchBatchOneConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
+                                                    int64_t minIn, int64_t minOut) {
   if (!conv.hasPureTensorSemantics())
-    return std::nullopt;
+    return rewriter.notifyMatchFailure(conv, "not on tensors");
   auto in = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
   auto filter = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
   auto out = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
   if (!in || !filter || !out || !in.hasStaticShape() || !filter.hasStaticShape() || !out.hasStaticShape())
-    return std::nullopt;
+    return rewriter.notifyMatchFailure(conv, "dynamic shapes");
   if (!in.getElementType().isF32() || !filter.getElementType().isF32() || !out.getElementType().isF32())
-    return std::nullopt;
+    return rewriter.notifyMatchFailure(conv, "not f32");
   ConvShape s{in.getDimSize(1),  filter.getDimSize(0), in.getDimSize(2),     in.getDimSize(3),
               out.getDimSize(2), out.getDimSize(3),    filter.getDimSize(2), filter.getDimSize(3)};
-  if (in.getDimSize(0) != 1 || s.c < minIn || s.f < minOut)
-    return std::nullopt;
+  if (in.getDimSize(0) != 1)
+    return rewriter.notifyMatchFailure(conv, "batch is not 1");
+  if (s.c < minIn || s.f < minOut)
+    return rewriter.notifyMatchFailure(conv, [&](Diagnostic &diag) {
+      diag << s.c << " input / " << s.f << " output channels, fewer than " << minIn << " / " << minOut;
+    });
   return s;
+}
+
+bool mlir::cuvil::allOnes(DenseIntElementsAttr attr) {
+  return llvm::all_of(attr.getValues<int64_t>(), [](int64_t v) { return v == 1; });
 }
 
 static bool isWeightOnly(Value v, unsigned depth) {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
     auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return fn && arg.getOwner()->isEntryBlock() && fn.getArgAttr(arg.getArgNumber(), "cuvil.weight");
+    return fn && arg.getOwner()->isEntryBlock() && CuvilDialect::isWeight(fn, arg.getArgNumber());
   }
   Operation *def = v.getDefiningOp();
   if (matchPattern(v, m_Constant()))
@@ -55,17 +64,4 @@ Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, 
                linalg::YieldOp::create(nb, l, arith::AddFOp::create(nb, l, a[0], a[1]).getResult());
              })
       .getResult(0);
-}
-
-void mlir::cuvil::rewriteEachConv(Operation *root,
-                                  function_ref<Value(OpBuilder &, linalg::Conv2DNchwFchwOp)> rewrite) {
-  SmallVector<linalg::Conv2DNchwFchwOp> convs;
-  root->walk([&](linalg::Conv2DNchwFchwOp conv) { convs.push_back(conv); });
-  for (linalg::Conv2DNchwFchwOp conv : convs) {
-    OpBuilder builder(conv);
-    if (Value result = rewrite(builder, conv)) {
-      conv->getResult(0).replaceAllUsesWith(result);
-      conv->erase();
-    }
-  }
 }

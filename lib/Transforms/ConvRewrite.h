@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::cuvil {
 
@@ -97,17 +98,18 @@ struct ConvShape {
 };
 
 /// The shape of `conv` when it is a static f32 batch-1 convolution on
-/// tensors with at least `minIn` input and `minOut` output channels.
-std::optional<ConvShape> batchOneConvShape(linalg::Conv2DNchwFchwOp conv, int64_t minIn, int64_t minOut);
+/// tensors with at least `minIn` input and `minOut` output channels; else a
+/// match failure saying which condition failed.
+FailureOr<ConvShape> matchBatchOneConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv, int64_t minIn,
+                                       int64_t minOut);
+
+/// Whether every value of `attr` (a conv's strides or dilations) is 1.
+bool allOnes(DenseIntElementsAttr attr);
 
 /// Whether `v` is computed from weights (`cuvil.weight` function arguments)
 /// and constants only, through side-effect-free ops: cuvil-split-prepack
 /// then moves what is derived from it into the run-once prepack.
 bool isWeightOnly(Value v);
-
-/// Replaces each linalg.conv_2d_nchw_fchw under `root` by what `rewrite`
-/// builds in its place; a null result leaves that conv alone.
-void rewriteEachConv(Operation *root, function_ref<Value(OpBuilder &, linalg::Conv2DNchwFchwOp)> rewrite);
 
 /// `result` (the convolution of `conv`'s operands, [1,F,OH,OW]) plus the
 /// conv's init, unless that init is a zero fill.

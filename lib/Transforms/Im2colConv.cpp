@@ -6,6 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "ConvRewrite.h"
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "cuvil-im2col-conv"
+#define DBGS() (llvm::dbgs() << "[" DEBUG_TYPE "] ")
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILIM2COLCONV
@@ -70,13 +76,43 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
   return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2, 3}}));
 }
 
-struct CuvilIm2colConvPass : cuvil::impl::CuvilIm2colConvBase<CuvilIm2colConvPass> {
-  void runOnOperation() override {
-    rewriteEachConv(getOperation(), [](OpBuilder &builder, linalg::Conv2DNchwFchwOp conv) -> Value {
-      std::optional<ConvShape> shape = batchOneConvShape(conv, /*minIn=*/16, /*minOut=*/32);
-      return shape ? im2colConv(builder, conv, *shape) : Value();
-    });
+struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
+  Im2colConv(MLIRContext *ctx, const CuvilIm2colConvOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv, PatternRewriter &rewriter) const override {
+    FailureOr<ConvShape> shape =
+        matchBatchOneConv(rewriter, conv, options.minInputChannels, options.minOutputChannels);
+    if (failed(shape))
+      return failure();
+    LLVM_DEBUG(DBGS() << "im2col matmul " << shape->oh * shape->ow << " x " << shape->f << " x "
+                      << shape->kh * shape->kw * shape->c << " for the conv at " << conv.getLoc() << "\n");
+    rewriter.replaceOp(conv, im2colConv(rewriter, conv, *shape));
+    return success();
   }
+
+  CuvilIm2colConvOptions options;
+};
+
+struct CuvilIm2colConvPass : cuvil::impl::CuvilIm2colConvBase<CuvilIm2colConvPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateIm2colConvPatterns(set, CuvilIm2colConvOptions{minInputChannels, minOutputChannels});
+    patterns = std::move(set);
+    return success();
+  }
+
+  // One rewrite per conv, in program order, nothing folded: the walk driver,
+  // not the greedy one (which would also fold and move the constants).
+  void runOnOperation() override { walkAndApplyPatterns(getOperation(), patterns); }
+
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace
+
+void mlir::cuvil::populateIm2colConvPatterns(RewritePatternSet &patterns, const CuvilIm2colConvOptions &options) {
+  patterns.add<Im2colConv>(patterns.getContext(), options);
+}

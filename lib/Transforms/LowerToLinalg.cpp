@@ -8,6 +8,7 @@
 #include "LoweringUtils.h"
 
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -26,7 +27,6 @@ using namespace mlir;
 using namespace mlir::cuvil;
 
 namespace {
-
 
 Value dimOf(OpBuilder &b, Location loc, Value v, int64_t i) {
   return tensor::DimOp::create(b, loc, v, i);
@@ -59,15 +59,14 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
                                           ArrayRef<int64_t>{1, 0})
                   .getResult()[0];
       }
+      // lhs [B.., M, K] <-> [B..*M, K], and the result likewise.
+      SmallVector<ReassociationIndices> batchAndM(2);
+      for (int64_t d = 0; d < lt.getRank() - 1; ++d)
+        batchAndM[0].push_back(d);
+      batchAndM[1].push_back(lt.getRank() - 1);
       Value lhs2 = lhs;
-      if (lt.getRank() > 2) {
-        ReassociationIndices batchAndM;
-        for (int64_t d = 0; d < lt.getRank() - 1; ++d)
-          batchAndM.push_back(d);
-        lhs2 = tensor::CollapseShapeOp::create(
-            rewriter, loc, lhs,
-            SmallVector<ReassociationIndices>{batchAndM, {lt.getRank() - 1}});
-      }
+      if (lt.getRank() > 2)
+        lhs2 = tensor::CollapseShapeOp::create(rewriter, loc, lhs, batchAndM);
       auto l2 = cast<RankedTensorType>(lhs2.getType());
       int64_t n = cast<RankedTensorType>(rhs.getType()).getDimSize(1);
       Value init = filledTensor(
@@ -81,12 +80,7 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
         for (int64_t d = 0; d < lt.getRank() - 1; ++d)
           outShape.push_back(tensor::getMixedSize(rewriter, loc, lhs, d));
         outShape.push_back(tensor::getMixedSize(rewriter, loc, rhs, 1));
-        ReassociationIndices batchAndM;
-        for (int64_t d = 0; d < lt.getRank() - 1; ++d)
-          batchAndM.push_back(d);
-        mm = tensor::ExpandShapeOp::create(
-            rewriter, loc, resultType, mm,
-            SmallVector<ReassociationIndices>{batchAndM, {lt.getRank() - 1}}, outShape);
+        mm = tensor::ExpandShapeOp::create(rewriter, loc, resultType, mm, batchAndM, outShape);
       }
       rewriter.replaceOp(op, mm);
       return success();
@@ -98,13 +92,8 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
       if (i == rank - 1)
         return dimOf(rewriter, loc, rhs, op.getTransposeB() ? rt.getRank() - 2 : rt.getRank() - 1);
       ArrayRef<int64_t> batch = resultType.getShape().drop_back(2);
-      auto slice = [&](Value v) {
-        return v; // batch dims of v are its leading dims
-      };
-      (void)slice;
-      SmallVector<Value> ops = {lhs, rhs};
       // Batch dims: look through operands' batch parts (right-aligned).
-      for (Value v : ops) {
+      for (Value v : {lhs, rhs}) {
         auto t = cast<RankedTensorType>(v.getType());
         unsigned vb = t.getRank() - 2, offset = batch.size() - vb;
         if (i >= offset && t.getDimSize(i - offset) != 1)
@@ -364,10 +353,7 @@ struct CuvilLowerToLinalgPass
     if (failed(lowerLayouts(getOperation())))
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
-    patterns.add<LowerMatmul, LowerBinary<AddOp>, LowerBinary<SubOp>, LowerBinary<MulOp>,
-                 LowerBinary<DivOp>, LowerBinary<MaxOp>, LowerUnary<ReluOp>,
-                 LowerUnary<TanhOp>, LowerUnary<ExpOp>, LowerUnary<GeluOp>, LowerSoftmax,
-                 LowerLayerNorm, LowerAttention, LowerDtypeCast>(ctx);
+    populateLowerToLinalgPatterns(patterns);
     ConversionTarget target(*ctx);
     target.addIllegalDialect<CuvilDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect, arith::ArithDialect,
@@ -379,3 +365,10 @@ struct CuvilLowerToLinalgPass
 };
 
 } // namespace
+
+void mlir::cuvil::populateLowerToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerMatmul, LowerBinary<AddOp>, LowerBinary<SubOp>, LowerBinary<MulOp>, LowerBinary<DivOp>,
+               LowerBinary<MaxOp>, LowerUnary<ReluOp>, LowerUnary<TanhOp>, LowerUnary<ExpOp>,
+               LowerUnary<GeluOp>, LowerSoftmax, LowerLayerNorm, LowerAttention, LowerDtypeCast>(
+      patterns.getContext());
+}

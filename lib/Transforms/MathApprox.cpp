@@ -4,6 +4,7 @@
 // polynomial approximations are plain arith + fma and vectorize as written.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -26,13 +27,25 @@ bool isApproximated(StringRef name) {
 }
 
 struct CuvilMathApproxPass : cuvil::impl::CuvilMathApproxBase<CuvilMathApproxPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    cuvil::populateMathApproxPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateMathF32ExpansionPatterns(patterns, isApproximated);
-    populateMathPolynomialApproximationPatterns(patterns, isApproximated);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), patterns)))
       return signalPassFailure();
   }
+
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace
+
+void mlir::cuvil::populateMathApproxPatterns(RewritePatternSet &patterns) {
+  // f16/bf16 operands computed in f32, then the f32 polynomials.
+  populateMathF32ExpansionPatterns(patterns, isApproximated);
+  populateMathPolynomialApproximationPatterns(patterns, isApproximated);
+}

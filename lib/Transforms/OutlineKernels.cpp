@@ -4,7 +4,6 @@
 // scheduled, lowered and code-generated again. Outlined into functions that
 // take the weights as arguments, the copies print the same and are kept once.
 //===----------------------------------------------------------------------===//
-#include "cuvil/Transforms/KernelNames.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -22,8 +21,13 @@ namespace mlir::cuvil {
 } // namespace mlir::cuvil
 
 using namespace mlir;
+using namespace mlir::cuvil;
 
 namespace {
+
+/// Kernels are named `cuvil_kernel_<id>_<op>` for whoever reads the IR or a
+/// profile; the id itself is the `cuvil.kernel` attribute.
+constexpr StringLiteral kKernelPrefix = "cuvil_kernel_";
 
 bool isStaticType(Type t) {
   if (auto tensor = dyn_cast<RankedTensorType>(t))
@@ -151,7 +155,9 @@ struct KernelOutliner {
     } else {
       std::string opName = root->getName().stripDialect().str();
       std::replace(opName.begin(), opName.end(), '.', '_');
-      kernel.setName((cuvil::kKernelPrefix + Twine(created++) + "_" + opName).str());
+      int64_t id = created++;
+      kernel.setName((kKernelPrefix + Twine(id) + "_" + opName).str());
+      CuvilDialect::setKernelId(kernel, id);
       kernel.setPrivate();
       symbols.insert(kernel); // after the entry points: IR reads top-down
       byBody[printed] = kernel;

@@ -1,9 +1,8 @@
 //===- ProfileKernels.cpp - time every outlined kernel call ---------------===//
 // The per-kernel profile behind `CompiledModule.profile`: the runtime keeps
-// one (calls, nanoseconds) pair per kernel id, the id being the N of the
-// kernel's name `cuvil_kernel_<N>_<op>` given by cuvil-outline-kernels.
+// one (calls, nanoseconds) pair per kernel id, the `cuvil.kernel` attribute
+// that cuvil-outline-kernels puts on each kernel function.
 //===----------------------------------------------------------------------===//
-#include "cuvil/Transforms/KernelNames.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,6 +14,7 @@ namespace mlir::cuvil {
 } // namespace mlir::cuvil
 
 using namespace mlir;
+using namespace mlir::cuvil;
 
 namespace {
 
@@ -39,9 +39,13 @@ struct CuvilProfileKernelsPass
     : cuvil::impl::CuvilProfileKernelsBase<CuvilProfileKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SymbolTable symbols(module);
     SmallVector<std::pair<func::CallOp, int64_t>> calls;
     module.walk([&](func::CallOp call) {
-      if (auto id = cuvil::kernelId(call.getCallee()))
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (!callee)
+        return;
+      if (std::optional<int64_t> id = CuvilDialect::getKernelId(callee))
         calls.emplace_back(call, *id);
     });
     if (calls.empty())

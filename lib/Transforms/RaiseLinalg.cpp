@@ -6,6 +6,7 @@
 // path can hoist it into the one-time weight prepacking.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -69,13 +70,24 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
 
 struct CuvilRaiseLinalgPass
     : mlir::cuvil::impl::CuvilRaiseLinalgBase<CuvilRaiseLinalgPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateRaiseLinalgPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    patterns.add<RaiseContraction<linalg::MatmulOp>,
-                 RaiseContraction<linalg::BatchMatmulOp>>(&getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), patterns)))
       return signalPassFailure();
   }
+
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace
+
+void mlir::cuvil::populateRaiseLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseContraction<linalg::MatmulOp>, RaiseContraction<linalg::BatchMatmulOp>>(
+      patterns.getContext());
+}

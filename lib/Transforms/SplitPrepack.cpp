@@ -18,15 +18,12 @@ using namespace mlir::cuvil;
 
 namespace {
 
-constexpr StringLiteral kWeightAttr = "cuvil.weight";
-constexpr StringLiteral kPackedAttr = "cuvil.packed";
-
 LogicalResult splitPrepack(func::FuncOp fn) {
   Block &body = fn.getBody().front();
   llvm::DenseSet<Value> weightOnly;
   SmallVector<BlockArgument> weights;
   for (BlockArgument arg : body.getArguments())
-    if (fn.getArgAttr(arg.getArgNumber(), kWeightAttr)) {
+    if (CuvilDialect::isWeight(fn, arg.getArgNumber())) {
       weightOnly.insert(arg);
       weights.push_back(arg);
     }
@@ -81,7 +78,6 @@ LogicalResult splitPrepack(func::FuncOp fn) {
     rootTypes.push_back(r.getType());
   auto prepack = func::FuncOp::create(b, fn.getLoc(), (fn.getName() + "_prepack").str(),
                                       b.getFunctionType(weightTypes, rootTypes));
-  prepack->setAttr("llvm.emit_c_interface", b.getUnitAttr());
   Block *pb = prepack.addEntryBlock();
   IRMapping map;
   for (auto [w, pa] : llvm::zip(weights, pb->getArguments()))
@@ -112,9 +108,8 @@ LogicalResult splitPrepack(func::FuncOp fn) {
   // Replace roots in fn by new arguments; drop the hoisted ops.
   unsigned firstNew = fn.getNumArguments();
   for (auto [i, r] : llvm::enumerate(roots)) {
-    SmallVector<NamedAttribute> attrs = {
-        b.getNamedAttr(kPackedAttr, b.getI64IntegerAttr(i))};
-    if (failed(fn.insertArgument(firstNew + i, r.getType(), b.getDictionaryAttr(attrs), r.getLoc())))
+    DictionaryAttr attrs = b.getDictionaryAttr({CuvilDialect::getPackedAttr(b, i)});
+    if (failed(fn.insertArgument(firstNew + i, r.getType(), attrs, r.getLoc())))
       return failure();
     r.replaceAllUsesWith(body.getArgument(firstNew + i));
   }

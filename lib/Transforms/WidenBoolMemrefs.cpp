@@ -4,6 +4,7 @@
 // op just carries the memref type along and is cloned with the new type.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,6 +16,7 @@ namespace mlir::cuvil {
 } // namespace mlir::cuvil
 
 using namespace mlir;
+using namespace mlir::cuvil;
 
 namespace {
 
@@ -22,23 +24,6 @@ bool isBoolMemref(Type t) {
   auto m = dyn_cast<BaseMemRefType>(t);
   return m && m.getElementType().isInteger(1);
 }
-
-struct BoolMemrefConverter : TypeConverter {
-  BoolMemrefConverter() {
-    addConversion([](Type t) { return t; });
-    addConversion([](MemRefType t) -> Type {
-      if (!t.getElementType().isInteger(1))
-        return t;
-      return MemRefType::get(t.getShape(), IntegerType::get(t.getContext(), 8), t.getLayout(),
-                             t.getMemorySpace());
-    });
-    addConversion([](UnrankedMemRefType t) -> Type {
-      if (!t.getElementType().isInteger(1))
-        return t;
-      return UnrankedMemRefType::get(IntegerType::get(t.getContext(), 8), t.getMemorySpace());
-    });
-  }
-};
 
 struct WidenLoad : OpConversionPattern<memref::LoadOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -88,7 +73,7 @@ struct WidenGlobal : OpConversionPattern<memref::GlobalOp> {
 
 /// Any other op without regions: same op, operands and result types converted.
 struct RetypeOp : ConversionPattern {
-  RetypeOp(TypeConverter &converter, MLIRContext *ctx)
+  RetypeOp(const TypeConverter &converter, MLIRContext *ctx)
       : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/0, ctx) {}
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter &rewriter) const override {
@@ -110,13 +95,9 @@ struct CuvilWidenBoolMemrefsPass
     : mlir::cuvil::impl::CuvilWidenBoolMemrefsBase<CuvilWidenBoolMemrefsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    BoolMemrefConverter converter;
+    BoolMemrefTypeConverter converter;
     RewritePatternSet patterns(ctx);
-    patterns.add<WidenLoad, WidenStore, WidenGlobal>(converter, ctx);
-    patterns.add<RetypeOp>(converter, ctx);
-    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
-    populateReturnOpTypeConversionPattern(patterns, converter);
-    populateCallOpTypeConversionPattern(patterns, converter);
+    populateWidenBoolMemrefsPatterns(converter, patterns);
     ConversionTarget target(*ctx);
     auto touchesBool = [](Operation *op) {
       return llvm::any_of(op->getOperandTypes(), isBoolMemref) ||
@@ -140,3 +121,26 @@ struct CuvilWidenBoolMemrefsPass
 };
 
 } // namespace
+
+BoolMemrefTypeConverter::BoolMemrefTypeConverter() {
+  addConversion([](Type t) { return t; });
+  addConversion([](MemRefType t) -> Type {
+    if (!t.getElementType().isInteger(1))
+      return t;
+    return MemRefType::get(t.getShape(), IntegerType::get(t.getContext(), 8), t.getLayout(), t.getMemorySpace());
+  });
+  addConversion([](UnrankedMemRefType t) -> Type {
+    if (!t.getElementType().isInteger(1))
+      return t;
+    return UnrankedMemRefType::get(IntegerType::get(t.getContext(), 8), t.getMemorySpace());
+  });
+}
+
+void mlir::cuvil::populateWidenBoolMemrefsPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<WidenLoad, WidenStore, WidenGlobal>(converter, ctx);
+  patterns.add<RetypeOp>(converter, ctx);
+  populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
+  populateReturnOpTypeConversionPattern(patterns, converter);
+  populateCallOpTypeConversionPattern(patterns, converter);
+}

@@ -10,6 +10,12 @@
 //===----------------------------------------------------------------------===//
 #include "ConvRewrite.h"
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/Transforms.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "cuvil-winograd-conv"
+#define DBGS() (llvm::dbgs() << "[" DEBUG_TYPE "] ")
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILWINOGRADCONV
@@ -64,22 +70,9 @@ WinogradMatrices matricesFor(int64_t m) {
   return {4, kBT4, kG4, kAT4};
 }
 
-std::optional<ConvShape> winogradCandidate(linalg::Conv2DNchwFchwOp conv) {
-  // Small channel counts leave the transforms, which scale with C + F,
-  // larger than the product they save (C x F).
-  std::optional<ConvShape> s = batchOneConvShape(conv, /*minIn=*/16, /*minOut=*/32);
-  auto ones = [](DenseIntElementsAttr a) {
-    return llvm::all_of(a.getValues<int64_t>(), [](int64_t v) { return v == 1; });
-  };
-  if (!s || s->kh != 3 || s->kw != 3 || !ones(conv.getStrides()) || !ones(conv.getDilations()) || s->oh < 4 ||
-      s->ow < 4)
-    return std::nullopt;
-  // The filter transform must run once, in main_prepack: per call (scalar
-  // reduction loops) it would cost more than the products it saves.
-  if (!isWeightOnly(conv.getInputs()[1]))
-    return std::nullopt;
-  return s;
-}
+/// Outputs below this (in height or width) are never rewritten, whatever
+/// the tile: a 4 x 4 output is one F(4x4) tile, two F(2x2) ones.
+constexpr int64_t kMinOutputForAnyTile = 4;
 
 Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s, WinogradMatrices w) {
   TensorBuilder b{ob, conv.getLoc(), ob.getF32Type()};
@@ -160,32 +153,86 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
   return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2}, {3}}));
 }
 
+struct WinogradConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
+  WinogradConv(MLIRContext *ctx, const CuvilWinogradConvOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv, PatternRewriter &rewriter) const override {
+    // Small channel counts leave the transforms, which scale with C + F,
+    // larger than the product they save (C x F).
+    FailureOr<ConvShape> s = matchBatchOneConv(rewriter, conv, options.minInputChannels, options.minOutputChannels);
+    if (failed(s))
+      return failure();
+    if (s->kh != 3 || s->kw != 3)
+      return rewriter.notifyMatchFailure(conv, "filter is not 3x3");
+    if (!allOnes(conv.getStrides()) || !allOnes(conv.getDilations()))
+      return rewriter.notifyMatchFailure(conv, "stride or dilation is not 1");
+    if (s->oh < kMinOutputForAnyTile || s->ow < kMinOutputForAnyTile)
+      return rewriter.notifyMatchFailure(conv, "output smaller than 4x4");
+    // The filter transform must run once, in main_prepack: per call (scalar
+    // reduction loops) it would cost more than the products it saves.
+    if (!isWeightOnly(conv.getInputs()[1]))
+      return rewriter.notifyMatchFailure(conv, "filter not computed from weights only");
+    FailureOr<int64_t> m = outputTile(rewriter, conv, *s);
+    if (failed(m))
+      return failure();
+    LLVM_DEBUG(DBGS() << "F(" << *m << "x" << *m << ", 3x3) for the " << s->oh << "x" << s->ow << " output, "
+                      << s->c << " -> " << s->f << " channels, at " << conv.getLoc() << "\n");
+    rewriter.replaceOp(conv, rewriteConv(rewriter, conv, *s, matricesFor(*m)));
+    return success();
+  }
+
+  /// The forced tile, or the one that pays off for this output size.
+  FailureOr<int64_t> outputTile(PatternRewriter &rewriter, linalg::Conv2DNchwFchwOp conv, const ConvShape &s) const {
+    if (options.outputTile == 2 || options.outputTile == 4)
+      return options.outputTile;
+    if (options.outputTile != 0)
+      return rewriter.notifyMatchFailure(conv, "output-tile must be 0, 2 or 4");
+    // Auto: nothing below min-output-size (14 x 14); there the transformed filter
+    // (36/9 of the weights for m = 4, 16/9 for m = 2) is read for a handful
+    // of tiles and costs more than the saved products (ResNet-18's 7 x 7,
+    // 512-channel conv: 3.4 ms with m = 2, 5.4 ms with m = 4, 2.6 ms as
+    // cuvil-im2col-conv's matmul). F(4x4) when that leaves >= min-tiles-for-f4
+    // (32) tiles per position (28 x 28 and up), else F(2x2) (14 x 14, 256 channels:
+    // 1.32-1.41 ms vs 1.45-1.49 ms, and ~10x more accurate).
+    if (std::min(s.oh, s.ow) < options.minOutputSize)
+      return rewriter.notifyMatchFailure(conv, [&](Diagnostic &diag) {
+        diag << "output " << s.oh << "x" << s.ow << " smaller than min-output-size " << options.minOutputSize;
+      });
+    int64_t tiles4 = llvm::divideCeil(s.oh, 4) * llvm::divideCeil(s.ow, 4);
+    return tiles4 >= options.minTilesForF4 ? 4 : 2;
+  }
+
+  CuvilWinogradConvOptions options;
+};
+
 struct CuvilWinogradConvPass : cuvil::impl::CuvilWinogradConvBase<CuvilWinogradConvPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    if (outputTile != 0 && outputTile != 2 && outputTile != 4) {
-      getOperation().emitError() << "cuvil-winograd-conv: output-tile must be 0, 2 or 4, got " << int64_t(outputTile);
-      return signalPassFailure();
-    }
-    int64_t forced = outputTile;
-    rewriteEachConv(getOperation(), [&](OpBuilder &builder, linalg::Conv2DNchwFchwOp conv) -> Value {
-      std::optional<ConvShape> shape = winogradCandidate(conv);
-      if (!shape)
-        return Value();
-      // Auto: nothing below 14 x 14 outputs; there the transformed filter
-      // (36/9 of the weights for m = 4, 16/9 for m = 2) is read for a handful
-      // of tiles and costs more than the saved products (ResNet-18's 7 x 7,
-      // 512-channel conv: 3.4 ms with m = 2, 5.4 ms with m = 4, 2.6 ms as
-      // cuvil-im2col-conv's matmul). F(4x4) when that leaves >= 32 tiles per
-      // position (28 x 28 and up), else F(2x2) (14 x 14, 256 channels:
-      // 1.32-1.41 ms vs 1.45-1.49 ms, and ~10x more accurate).
-      if (!forced && std::min(shape->oh, shape->ow) < 14)
-        return Value();
-      int64_t m = forced ? forced : (llvm::divideCeil(shape->oh, 4) * llvm::divideCeil(shape->ow, 4) >= 32 ? 4 : 2);
-      return rewriteConv(builder, conv, *shape, matricesFor(m));
-    });
+  LogicalResult initialize(MLIRContext *ctx) override {
+    // Checked once, before any function runs.
+    if (outputTile != 0 && outputTile != 2 && outputTile != 4)
+      return emitError(UnknownLoc::get(ctx))
+             << "cuvil-winograd-conv: output-tile must be 0, 2 or 4, got " << int64_t(outputTile);
+    RewritePatternSet set(ctx);
+    populateWinogradConvPatterns(
+        set, CuvilWinogradConvOptions{outputTile, minInputChannels, minOutputChannels, minOutputSize, minTilesForF4});
+    patterns = std::move(set);
+    return success();
   }
+
+  void runOnOperation() override {
+    // One rewrite per conv, in program order, nothing folded: the walk
+    // driver, not the greedy one (which would also fold and move constants).
+    walkAndApplyPatterns(getOperation(), patterns);
+  }
+
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace
+
+void mlir::cuvil::populateWinogradConvPatterns(RewritePatternSet &patterns,
+                                               const CuvilWinogradConvOptions &options) {
+  patterns.add<WinogradConv>(patterns.getContext(), options);
+}

@@ -27,15 +27,6 @@ log = logging.getLogger("cuvil")
 STAGES = ("torch", "linalg", "cuvil", "scheduled", "llvm")
 
 
-def _set_c_interface(module):
-    """C wrappers for the entry points (main, main_prepack), not the kernels."""
-    from .ir import UnitAttr
-    with module.context:
-        for op in module.body.operations:
-            if op.operation.name == "func.func" and "sym_visibility" not in op.attributes:
-                op.attributes["llvm.emit_c_interface"] = UnitAttr.get()
-
-
 class CompiledModule:
     """What `cuvil.compile` returns. Call it like the model."""
 
@@ -184,12 +175,11 @@ class CompiledModule:
     def _import(self, args, stats, ir_text):
         from . import importer
         t = time.perf_counter()
-        # Asserts (embedding bounds, BatchNorm's empty check) block elementwise
-        # fusion; LayerNorm stays in the model's dtype; cumsum avoids tm_tensor.
+        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             imported = importer.import_model(
-                self.model, args, strip_asserts=True, dynamic_shapes=dynamic_shapes,
+                self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.NO_TM_TENSOR_DECOMPS})
         except CuvilError:
@@ -221,9 +211,6 @@ class CompiledModule:
 
         with Context() as ctx:
             module = raising.parse(imported.text, ctx)
-            weight_positions = {i for i, a in enumerate(imported.manifest["args"])
-                                if a["kind"] != "user_input"}
-            raising.mark_weights(module, weight_positions)
             raise_step, *later_steps = pipe.steps
             self._run_step(raise_step, module, stats, ir_text)
             contract = CallContract.from_module(
@@ -235,12 +222,8 @@ class CompiledModule:
             lib_path = artifact.lookup(key) if self.options.use_cache else None
             stats["cache_hit"] = float(lib_path is not None)
             if lib_path is None:
-                from . import lowering
                 payload = module
                 for step in later_steps:
-                    if step.name == "lower":
-                        _set_c_interface(module)
-                        lowering.read_only_entry_arguments(module)
                     payload = self._run_step(step, payload, stats, ir_text, key=key)
                 lib_path = payload
         if index_key is not None:

@@ -287,7 +287,6 @@ def import_program_weights_as_args(
     prog, *, func_name: str = "main", output_type: str = "linalg-on-tensors",
     inline_max_bytes: int = INLINE_MAX_BYTES, inline_nonpersistent_buffers: bool = False,
     debug_info: bool = False, check_dialects: bool = True, name_args: bool = True,
-    strip_asserts: bool = False,
     allowed_dialects: Sequence[str] = UPSTREAM_DIALECTS,
 ) -> ImportResult:
     """prog: ExportedProgram (already decomposed). Mutates prog.graph.
@@ -377,16 +376,6 @@ def import_program_weights_as_args(
         timings["to_linalg"] = time.perf_counter() - t1
         if check_dialects:
             _check_upstream_dialects(module, g, allowed_dialects)
-        if strip_asserts:
-            # torch-mlir puts cf.assert inside linalg.generic bodies (embedding/gather bounds,
-            # "tensor with zero element" for reciprocal in BatchNorm). They have side effects and
-            # block --linalg-fuse-elementwise-ops (small CNN: 13 vs 4 generics after fusion).
-            asserts = []
-            module.operation.walk(lambda op: (asserts.append(op) if op.operation.name == "cf.assert"
-                                              else None) or ir.WalkResult.ADVANCE)
-            for op in asserts:
-                op.operation.erase()
-
     t1 = time.perf_counter()
     text = module.operation.get_asm(enable_debug_info=debug_info)
     timings["print"] = time.perf_counter() - t1

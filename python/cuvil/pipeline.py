@@ -258,6 +258,10 @@ def _digest(text: str) -> str:
 def raise_passes(pack_script: Path) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
+    First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
+    BatchNorm's empty check) go: they have side effects and block elementwise
+    fusion; and @main's weight arguments (cuvil.kind other than user_input)
+    are marked cuvil.weight, which the conv rewrites and the prepack split read.
     Elementwise fusion runs while the contractions are still cuvil.matmul ops:
     linalg-fuse-elementwise-ops also propagates reshapes through linalg ops and
     fuses elementwise producers into reductions, which would turn a linalg.matmul
@@ -272,10 +276,11 @@ def raise_passes(pack_script: Path) -> Tuple[str, ...]:
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
-    return ("cuvil-raise-linalg", "canonicalize", "cse",
+    return ("func.func(cuvil-strip-asserts)", "cuvil-mark-weights",
+            "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
-            "cuvil-widen-bool-tensors", "cuvil-winograd-conv", "cuvil-im2col-conv", "canonicalize", "cse",
+            "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv)", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
             "transform-interpreter{entry-point=cuvil_pack_matmul_rhs}", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
@@ -283,9 +288,14 @@ def raise_passes(pack_script: Path) -> Tuple[str, ...]:
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 
-#: Bufferize with identity layouts; results become caller-allocated
-#: out-params (no allocation crosses the ABI); temporaries are freed.
+#: The entry points' C interface, and their arguments read-only (the caller's
+#: memory: with writable arguments an op whose init is an argument
+#: accumulates into it, e.g. a conv's bias broadcast hoisted into the packed
+#: weights); then bufferize with identity layouts; results become
+#: caller-allocated out-params (no allocation crosses the ABI); temporaries
+#: are freed.
 BUFFERIZE = (
+    "cuvil-prepare-entry-points",
     "canonicalize", "cse",
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
     # Kernels (cuvil-outline-kernels) write into their destination argument;
@@ -316,8 +326,8 @@ def parallel_passes(num_threads: int) -> Tuple[str, ...]:
     # With more threads the shared task queue hands parts to any worker, so
     # there is no such locality to win, and upstream's oversharding balances
     # load better: not applied.
-    partition = ("cuvil-partition-parallel-loops{parts=2}",) if num_threads == 2 else ()
-    return ("scf-forall-to-parallel", "cuvil-collapse-parallel-loops", *partition,
+    partition = ",cuvil-partition-parallel-loops{parts=2}" if num_threads == 2 else ""
+    return ("scf-forall-to-parallel", f"func.func(cuvil-collapse-parallel-loops{partition})",
             f"async-parallel-for{{async-dispatch=false num-workers={num_threads} min-task-size=1}}",
             "async-to-async-runtime", "async-runtime-ref-counting", "async-runtime-ref-counting-opt",
             "convert-async-to-llvm")
@@ -326,7 +336,7 @@ def parallel_passes(num_threads: int) -> Tuple[str, ...]:
 TO_LLVM = (
     # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
     # their intrinsics into one libm call per lane.
-    "cuvil-math-approx",
+    "func.func(cuvil-math-approx)",
     "convert-vector-to-scf{full-unroll}",
     "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
     # Math first, while arith is still arith: expand what has no intrinsic,

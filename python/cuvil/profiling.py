@@ -4,7 +4,8 @@
     print(fast.profile(x, runs=20))
 
 A library built with `profile=True` times every call of an outlined kernel
-(`cuvil-profile-kernels` in the lowering pipeline; counters in the C runtime).
+(`cuvil-profile-kernels` in the lowering pipeline; counters in the C runtime,
+indexed by the kernel's `cuvil.kernel` id).
 Identical kernels are one function (cuvil-outline-kernels), so a row is every
 call of that function: e.g. the twelve FFN matmuls of a BERT-base. What the
 kernel computes is described from the raised IR (its linalg ops, their
@@ -17,18 +18,23 @@ import ctypes
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List
+from typing import Dict, List, Optional
 
-_KERNEL = re.compile(r"^cuvil_kernel_(\d+)_")
+# The kernel id attribute of outlined kernels (CuvilDialect::getKernelAttrName).
+KERNEL_ATTR = "cuvil.kernel"
 # Ops that only set up a kernel's operands: not what it computes.
 _SETUP_OPS = {"tensor.empty", "arith.constant", "func.return", "linalg.fill", "linalg.yield",
               "linalg.index"}
 
 
-def kernel_id(name: str):
-    """The N of `cuvil_kernel_<N>_...` (the profiler's counter index), or None."""
-    m = _KERNEL.match(name)
-    return int(m.group(1)) if m else None
+def kernel_id(func) -> Optional[int]:
+    """The `cuvil.kernel` id of a func.func op (cuvil.ir), the profiler's
+    counter index: None for a function that is not an outlined kernel. The
+    kernel's name (`cuvil_kernel_<id>_<op>`) is only for reading."""
+    from .ir import IntegerAttr
+    if KERNEL_ATTR not in func.attributes:
+        return None
+    return IntegerAttr(func.attributes[KERNEL_ATTR]).value
 
 
 def _iterators(op) -> str:
@@ -51,16 +57,19 @@ def _body_ops(op) -> List[str]:
     return names
 
 
-def describe_kernels(module) -> Dict[str, str]:
-    """{kernel function name: what it computes} for a raised module, e.g.
-    `linalg.generic(p,p,r,p){mulf,addf} 128x768xf32, 48x768x64xf32, ... -> ...`."""
+def describe_kernels(module) -> Dict[str, dict]:
+    """{kernel function name: {"id": its cuvil.kernel id, "what": what it
+    computes}} for a raised module, "what" e.g.
+    `linalg.generic(p,p,r,p){mulf,addf} 128x768xf32, 48x768x64xf32, ... -> ...`.
+    Plain JSON: it is kept in the cache index beside the library."""
     described = {}
     for op in module.body.operations:
         if op.operation.name != "func.func":
             continue
-        name = op.attributes["sym_name"].value
-        if kernel_id(name) is None:
+        kid = kernel_id(op)
+        if kid is None:
             continue
+        name = op.attributes["sym_name"].value
         parts = []
         for inner in op.regions[0].blocks[0].operations:
             if inner.operation.name in _SETUP_OPS:
@@ -69,7 +78,8 @@ def describe_kernels(module) -> Dict[str, str]:
             parts.append(inner.operation.name + _iterators(inner) + ("{" + ",".join(body) + "}" if body else ""))
         # "(tensor<128x768xf32>, ...) -> tensor<...>" -> "128x768xf32, ... -> ..."
         signature = re.sub(r"tensor<([^>]*)>", r"\1", str(op.attributes["function_type"].value))
-        described[name] = " + ".join(parts) + " " + signature.replace("(", "").replace(")", "")
+        described[name] = {"id": kid,
+                           "what": " + ".join(parts) + " " + signature.replace("(", "").replace(")", "")}
     return described
 
 
@@ -142,13 +152,15 @@ class Counters:
         return list(calls), list(nanos)
 
 
-def summarize(counters: Counters, kernels: Dict[str, str], runs: int, wall_s: float) -> KernelProfile:
-    """The rows for `kernels` ({name: what}) from counters covering `runs` calls."""
-    ids = {name: kernel_id(name) for name in kernels}
-    calls, nanos = counters.read(max(ids.values(), default=-1) + 1)
+def summarize(counters: Counters, kernels: Dict[str, dict], runs: int, wall_s: float) -> KernelProfile:
+    """The rows for `kernels` (describe_kernels' {name: {"id", "what"}}) from
+    counters covering `runs` calls. Entries without an id (a cache index
+    written before kernel ids were attributes) have no row."""
+    described = {name: k for name, k in kernels.items() if isinstance(k, dict) and "id" in k}
+    calls, nanos = counters.read(max((k["id"] for k in described.values()), default=-1) + 1)
     wall_ms = wall_s * 1e3 / runs
-    rows = [KernelRow(name, kernels[name], calls[i] / runs, nanos[i] * 1e-6 / runs,
-                      nanos[i] * 1e-6 / runs / wall_ms)
-            for name, i in ids.items() if calls[i]]
+    rows = [KernelRow(name, k["what"], calls[k["id"]] / runs, nanos[k["id"]] * 1e-6 / runs,
+                      nanos[k["id"]] * 1e-6 / runs / wall_ms)
+            for name, k in described.items() if calls[k["id"]]]
     rows.sort(key=lambda r: -r.ms_per_run)
     return KernelProfile(runs=runs, wall_ms_per_run=wall_ms, rows=rows)

@@ -18,20 +18,6 @@ def parse(text: str, context):
         raise CompileError("parse", str(err), reproducer=f"cuvil-opt {path}") from None
 
 
-def mark_weights(module, weight_args) -> None:
-    """Tags func.func @main arguments that are weights with `cuvil.weight`."""
-    from .ir import DictAttr, UnitAttr, ArrayAttr
-    main = lookup_func(module, "main")
-    with module.context:
-        attrs = []
-        for i, old in enumerate(main.arg_attrs):
-            entries = {n.name: n.attr for n in DictAttr(old)}
-            if i in weight_args:
-                entries["cuvil.weight"] = UnitAttr.get()
-            attrs.append(DictAttr.get(entries))
-        main.arg_attrs = ArrayAttr.get(attrs)
-
-
 def lookup_func(module, name: str):
     for op in module.body.operations:
         if op.operation.name == "func.func" and op.attributes["sym_name"].value == name:

@@ -23,7 +23,21 @@ DEFAULT_SCHEDULE = (("matmul_cpu", "__transform_main"),
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):
+    """Applies the scripts of `schedule` in order; returns their ApplyReports.
+    `params` ({name: int}) goes to every script with a parameter of that name
+    (TM, RM, RN: matmul_cpu and batch_matmul_cpu; EW_ROWS, ...: elementwise_cpu;
+    see transform.parameters); a name no script has is an error."""
+    from .errors import TransformError
+
+    scripts = [(transform.load(script), entry) for script, entry in schedule]
+    if params:
+        known = [transform.parameters(text, entry) for text, entry in scripts]
+        unknown = sorted(set(params) - set().union(*known))
+        if unknown:
+            raise TransformError(f"no script of the schedule has parameters named {unknown}; "
+                                 f"they have {sorted(set().union(*known))}")
     reports = []
-    for script, entry in schedule:
-        reports.append(transform.apply(module, transform.load(script), entry=entry, params=params))
+    for i, (text, entry) in enumerate(scripts):
+        mine = {k: v for k, v in (params or {}).items() if k in known[i]} if params else None
+        reports.append(transform.apply(module, text, entry=entry, params=mine))
     return reports

@@ -23,7 +23,7 @@ class CallContract:
     out_spec: object                  # pytree TreeSpec of the outputs
     input_dims: list = field(default_factory=list)    # per user input: int | symbol name
     output_dims: list = field(default_factory=list)   # per output: int | sympy expression
-    kernels: dict = field(default_factory=dict)       # profile=True: {kernel: what it computes}
+    kernels: dict = field(default_factory=dict)       # profile=True: {kernel: {"id": N, "what": ...}}
     # Identifies main_prepack's code (its IR and the options that lower it):
     # signatures with the same one pack the same weights the same way.
     prepack_key: str = ""

@@ -84,6 +84,22 @@ def test_gpt2_causal_block():
     assert_matches_eager(model, ids, atol=1e-4)
 
 
+class ReturnsOneTensorTwice(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        return y, y, x
+
+
+def test_a_tensor_returned_twice_is_two_outputs():
+    # Each output is a buffer of its own (upstream buffer-results-to-out-params
+    # crashed the process on one buffer returned twice).
+    x = torch.randn(3, 5)
+    _, got, _ = assert_matches_eager(ReturnsOneTensorTwice(), x)
+    assert got[0].data_ptr() != got[1].data_ptr()
+    got[0].add_(1)
+    torch.testing.assert_close(got[1], x * 2)
+
+
 def test_new_shape_recompiles():
     torch.manual_seed(0)
     model = MLP(SMALL_MLP).eval()

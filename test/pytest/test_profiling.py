@@ -68,10 +68,22 @@ def test_profile_needs_a_profiled_build():
         fast.profile(x)
 
 
-def test_kernel_ids_come_from_outlined_names():
-    assert profiling.kernel_id("cuvil_kernel_12_generic") == 12
-    assert profiling.kernel_id("cuvil_kernel_x_generic") is None
-    assert profiling.kernel_id("main") is None
+def test_kernel_ids_come_from_the_kernel_attribute():
+    """The counter index is the function's `cuvil.kernel` attribute, not a
+    number parsed from its name."""
+    from cuvil.ir import Context, Module
+    with Context():
+        module = Module.parse("""
+            func.func private @renamed() attributes {cuvil.kernel = 12 : i64} { return }
+            func.func private @cuvil_kernel_3_lookalike() { return }
+            func.func @main() { return }
+        """)
+        fns = {op.attributes["sym_name"].value: op for op in module.body.operations}
+        assert profiling.kernel_id(fns["renamed"]) == 12
+        assert profiling.kernel_id(fns["cuvil_kernel_3_lookalike"]) is None
+        assert profiling.kernel_id(fns["main"]) is None
+        assert list(profiling.describe_kernels(module)) == ["renamed"]
+        assert profiling.describe_kernels(module)["renamed"]["id"] == 12
 
 
 def test_cli_profile(tmp_path):

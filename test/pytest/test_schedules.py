@@ -333,6 +333,30 @@ def test_transpose(shape, perm):
     np.testing.assert_array_equal(f(x)[0], np.transpose(x, perm))
 
 
+
+def test_schedule_params_reach_the_scripts_that_have_them():
+    """apply_schedule(params=...) binds each name in the scripts declaring it
+    (transform.parameters) and refuses names no script has; the scripts' text
+    is not edited."""
+    from cuvil import transform
+    from cuvil.errors import TransformError
+
+    def schedule(params=None):
+        with Context():
+            module = Module.parse(SOFTMAX.format(R=13, C=100))
+            reports = scheduling.apply_schedule(module, params=params)
+            return str(module), reports
+
+    default, _ = schedule()
+    ir, reports = schedule({"RED_ROWS": 4, "EW_VEC": 32, "TM": 32})
+    assert [r.params.get("TM") for r in reports] == [32, 32, None, None]
+    assert reports[2].params == {**transform.parameters(transform.load("elementwise_cpu"), "cuvil_elementwise"),
+                                 "RED_ROWS": 4, "EW_VEC": 32}
+    assert "vector<4x16xf32>" in ir and "vector<32xf32>" in ir
+    assert "vector<4x16xf32>" not in default and "vector<8x16xf32>" in default
+    with pytest.raises(TransformError, match=r"no script of the schedule has parameters named \['NOPE'\]"):
+        schedule({"NOPE": 1, "TM": 32})
+
 # -- batched matmuls ----------------------------------------------------------------
 BMKN = """func.func @bmm(%a: tensor<{B}x{M}x{K}xf32>, %b: tensor<{B}x{K}x{N}xf32>) -> tensor<{B}x{M}x{N}xf32> {{
   %zero = arith.constant 0.0 : f32

@@ -83,10 +83,74 @@ def test_failing_transform_reports_the_diagnostic():
         apply_to_payload(failing)
 
 
-def test_params_override_tile_sizes():
+def apply_shipped(name, payload=PAYLOAD, entry="__transform_main", params=None):
+    with Context():
+        module = Module.parse(payload)
+        report = transform.apply(module, transform.load(name), entry=entry, params=params)
+        return str(module), report
+
+
+def test_shipped_scripts_declare_their_parameters():
+    assert transform.parameters(transform.load("matmul_cpu")) == {
+        "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64, "TNP": 4, "TKP": 768}
+    assert transform.parameters(transform.load("batch_matmul_cpu")) == {"TM": 64, "RM": 4, "RN": 64}
+    assert transform.parameters(transform.load("elementwise_cpu"), "cuvil_elementwise") == {
+        "EW_ROWS": 8, "EW_VEC": 64, "RED_ROWS": 8, "PAR_MIN_COLS": 3072}
+    assert transform.parameters(transform.load("matmul_bias_relu_fusion")) == {
+        "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64}
+    assert transform.parameters(transform.load("conv_cpu"), "cuvil_conv_cpu") == {}
+    assert transform.parameters(TEXT_SCRIPT, "fuse_matmul_epilogue") == {}
+
+
+def test_params_bind_the_schedule_arguments_not_the_text():
+    """params= gives the IR of the script whose default is that value; the
+    script text is the same before and after."""
     script = transform.load("matmul_cpu")
-    assert "// param: TM" in script
-    overridden = transform.substitute_params(script, {"TM": 32})
-    assert "transform.param.constant 32 : i64 -> !transform.param<i64>   // param: TM" in overridden
-    with pytest.raises(TransformError, match="no parameters named"):
-        transform.substitute_params(script, {"TILE": 3})
+    by_param, report = apply_shipped("matmul_cpu", params={"TM": 32})
+    assert report.params == {**transform.parameters(script), "TM": 32}
+    assert transform.load("matmul_cpu") == script
+    edited = script.replace("%tm = transform.param.constant 64", "%tm = transform.param.constant 32")
+    assert edited != script
+    with Context():
+        module = Module.parse(PAYLOAD)
+        transform.apply(module, edited)
+        assert str(module) == by_param
+    by_default, report = apply_shipped("matmul_cpu")
+    assert by_default != by_param and report.params["TM"] == 64
+    assert "scf.forall" in by_param and "linalg.matmul" not in by_param
+
+
+def test_unknown_or_invalid_params_are_refused():
+    with pytest.raises(TransformError, match=r"no parameters named \['TILE'\]; @__transform_main has \['RM', "):
+        apply_shipped("matmul_cpu", params={"TILE": 3})
+    with pytest.raises(TransformError, match="parameter TM must be an integer, got 3.5"):
+        apply_shipped("matmul_cpu", params={"TM": 3.5})
+    with pytest.raises(TransformError, match=r"no parameters named \['TM'\]"):
+        apply_to_payload(TEXT_SCRIPT, params={"TM": 32})
+    with pytest.raises(TransformError, match="no named sequence @nope"):
+        apply_shipped("matmul_cpu", entry="nope", params={"TM": 32})
+
+
+SOFTMAX_PAYLOAD = (INPUTS / "softmax_13x100.mlir").read_text()
+
+
+@pytest.mark.parametrize("name,entry,payload", [
+    ("matmul_cpu", "__transform_main", PAYLOAD),
+    ("batch_matmul_cpu", "__transform_main", PAYLOAD),
+    ("elementwise_cpu", "cuvil_elementwise", SOFTMAX_PAYLOAD),
+    ("matmul_bias_relu_fusion", "__transform_main", PAYLOAD)])
+def test_cuvil_opt_runs_shipped_scripts_with_their_defaults(tmp_path, name, entry, payload):
+    """The entry points run from cuvil-opt (their default parameters) as from
+    the driver without params, and as from the driver binding the defaults."""
+    by_driver, _ = apply_shipped(name, payload, entry)
+    defaults = transform.parameters(transform.load(name), entry)
+    by_binding, _ = apply_shipped(name, payload, entry, params=defaults)
+    src = tmp_path / "payload.mlir"
+    src.write_text(payload)
+    out = subprocess.run(
+        ["cuvil-opt", str(src),
+         f"--transform-preload-library=transform-library-paths={transform.script_path(name)}",
+         f"--transform-interpreter=entry-point={entry}"],
+        capture_output=True, text=True, check=True).stdout
+    with Context():
+        assert str(Module.parse(out)) == by_driver == by_binding

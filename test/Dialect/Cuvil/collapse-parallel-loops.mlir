@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-collapse-parallel-loops --canonicalize | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-collapse-parallel-loops,canonicalize))" | FileCheck %s
 // Multi-dimensional scf.parallel loops get one induction variable (so that
 // async-parallel-for never takes its block-aligned path, which reruns
 // iterations); loops with reductions and 1-D loops are left alone.

@@ -1,4 +1,5 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-im2col-conv | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv))" | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{min-input-channels=3}))" | FileCheck %s --check-prefix=OPTS
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
 // KH*KW strided windows gathered into [OH][OW][KH][KW][C] by one all-parallel
@@ -58,7 +59,8 @@ func.func @downsample_with_init(%x: tensor<1x64x14x14xf32>, %w: tensor<128x64x1x
 // -----
 
 // Dilation 2: windows start 2 apart. Few channels (the 3-channel stem) and
-// batch 2 stay with the direct conv schedule.
+// batch 2 stay with the direct conv schedule; the stem too is rewritten when
+// min-input-channels allows 3.
 // CHECK-LABEL: func.func @dilated_and_left_alone
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<12x12x3x3x16xf32>)
 // CHECK:           %[[DIL:.*]] = arith.constant 2 : index
@@ -67,6 +69,12 @@ func.func @downsample_with_init(%x: tensor<1x64x14x14xf32>, %w: tensor<128x64x1x
 // CHECK:           tensor.extract %{{.*}} : tensor<16x16x16xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<144x144xf32>, tensor<144x32xf32>)
 // CHECK-COUNT-2: linalg.conv_2d_nchw_fchw
+// OPTS-LABEL: func.func @dilated_and_left_alone
+// OPTS:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<144x144xf32>, tensor<144x32xf32>)
+// OPTS:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<196x27xf32>, tensor<27x32xf32>)
+// OPTS-COUNT-1: linalg.conv_2d_nchw_fchw
+// OPTS-NOT:     linalg.conv_2d_nchw_fchw
+// OPTS:         return
 func.func @dilated_and_left_alone(%x: tensor<1x16x16x16xf32>, %w: tensor<32x16x3x3xf32>,
                                   %xs: tensor<1x3x16x16xf32>, %ws: tensor<32x3x3x3xf32>,
                                   %xb: tensor<2x16x16x16xf32>)

@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-math-approx | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-math-approx))" | FileCheck %s
 // f32 erf / exp / tanh become arith + fma polynomials on the same vector
 // type (no per-lane libm call); other element types are left to the lowering.
 

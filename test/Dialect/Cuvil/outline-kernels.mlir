@@ -1,7 +1,8 @@
 // RUN: cuvil-opt %s --split-input-file --cuvil-outline-kernels | FileCheck %s
-// Every static linalg op on tensors moves into a private kernel; identical
-// kernels (same op, shapes, constants) are one function; the empty tensor the
-// op writes becomes the kernel's last argument (destination passing).
+// Every static linalg op on tensors moves into a private kernel
+// @cuvil_kernel_<n>_<op> {cuvil.kernel = <n>}; identical kernels (same op,
+// shapes, constants) are one function; the empty tensor the op writes
+// becomes the kernel's last argument (destination passing).
 
 // Two layers of the same shapes, different weights: one kernel per op, each
 // called twice. The zero fill goes inside the kernel.
@@ -16,9 +17,11 @@
 // CHECK:         return %[[R1]]
 // CHECK-LABEL: func.func private @cuvil_kernel_0_matmul
 // CHECK-SAME:    (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x8xf32>, %[[OUT:.*]]: tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-SAME:    attributes {cuvil.kernel = 0 : i64}
 // CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : tensor<4x8xf32>)
 // CHECK:         linalg.matmul ins(%[[A]], %[[B]] : {{.*}}) outs(%[[F]] : tensor<4x8xf32>)
 // CHECK-LABEL: func.func private @cuvil_kernel_1_generic
+// CHECK-SAME:    attributes {cuvil.kernel = 1 : i64}
 // CHECK:         arith.maximumf
 // CHECK-NOT:   func.func private
 #id = affine_map<(d0, d1) -> (d0, d1)>

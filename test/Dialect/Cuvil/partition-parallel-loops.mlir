@@ -1,5 +1,5 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-partition-parallel-loops=parts=2 | FileCheck %s
-// RUN: cuvil-opt %s --split-input-file --cuvil-partition-parallel-loops | FileCheck %s --check-prefix=OFF
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-partition-parallel-loops{parts=2}))" | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-partition-parallel-loops))" | FileCheck %s --check-prefix=OFF
 // Each outermost 1-D scf.parallel becomes `parts` contiguous ranges, one
 // scf.for each; loops with reductions and nested loops are left alone.
 

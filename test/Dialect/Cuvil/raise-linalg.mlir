@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-raise-linalg | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-raise-linalg))" | FileCheck %s
 // torch-mlir's matmul forms raised to cuvil.matmul.
 
 // nn.Linear: x @ W^T as linalg.transpose + linalg.matmul into a zero fill.

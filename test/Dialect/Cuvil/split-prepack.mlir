@@ -10,7 +10,8 @@
 // CHECK:         linalg.matmul ins(%[[X]], %[[WT]] : tensor<4x8xf32>, tensor<8x16xf32>)
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[B]] :
 // CHECK-LABEL: func.func @main_prepack
-// CHECK-SAME:    (%[[W:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16xf32>) -> tensor<8x16xf32> attributes {llvm.emit_c_interface}
+// CHECK-SAME:    (%[[W:.*]]: tensor<16x8xf32>, %{{.*}}: tensor<16xf32>) -> tensor<8x16xf32>
+// CHECK-NOT:     llvm.emit_c_interface
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<8x16xf32>
 // CHECK:         %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<16x8xf32>) outs(%[[E]] : tensor<8x16xf32>) permutation = [1, 0]
 // CHECK:         return %[[T]] : tensor<8x16xf32>

@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-widen-bool-tensors --canonicalize | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-widen-bool-tensors,canonicalize))" | FileCheck %s
 // i1 tensors between linalg.generic ops are computed as i8: the producer
 // yields extui, readers trunci. Others (returned, fed to non-generic ops)
 // stay i1. A reduction's and/or/xor combiner moves to i8 itself (so that

@@ -1,6 +1,7 @@
-// RUN: cuvil-opt %s --split-input-file --cuvil-winograd-conv | FileCheck %s
-// RUN: cuvil-opt %s --split-input-file --cuvil-winograd-conv=output-tile=2 | FileCheck %s --check-prefix=TILE2
-// RUN: not cuvil-opt %s --split-input-file --cuvil-winograd-conv=output-tile=3 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-winograd-conv))" | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-winograd-conv{output-tile=2}))" | FileCheck %s --check-prefix=TILE2
+// RUN: not cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-winograd-conv{output-tile=3}))" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-winograd-conv{min-input-channels=8 min-output-size=7 min-tiles-for-f4=1}))" | FileCheck %s --check-prefix=OPTS
 // 3x3 stride-1 NCHW convolutions become Winograd F(m x m, 3 x 3): input
 // transpose to HWC, two 1-D input transforms, the filter transform (a weight-
 // only generic), one batch_matmul over the (m+2)^2 tile positions, two 1-D
@@ -61,13 +62,21 @@ func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x
 // -----
 
 // Left to the direct schedule: stride 2, a 5x5 filter, batch 2, too few
-// channels, and (by default only) a 7x7 output.
+// channels, and (by default only) a 7x7 output. The thresholds are options:
+// with 8 input channels and 7x7 outputs allowed (and F(4x4) from one tile
+// on), the last two convs are rewritten.
 // CHECK-LABEL: func.func @not_candidates
 // CHECK-COUNT-5: linalg.conv_2d_nchw_fchw
 // CHECK-NOT:     linalg.batch_matmul
 // TILE2-LABEL: func.func @not_candidates
 // TILE2-COUNT-4: linalg.conv_2d_nchw_fchw
 // TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x16x64xf32>, tensor<16x64x64xf32>)
+// OPTS-LABEL: func.func @not_candidates
+// OPTS-COUNT-3: linalg.conv_2d_nchw_fchw
+// OPTS:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x16x8xf32>, tensor<36x8x64xf32>)
+// OPTS:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x4x64xf32>, tensor<36x64x64xf32>)
+// OPTS-NOT:     linalg.conv_2d_nchw_fchw
+// OPTS:         return
 func.func @not_candidates(%x: tensor<1x64x17x17xf32>, %w: tensor<64x64x3x3xf32> {cuvil.weight},
                           %w5: tensor<64x64x5x5xf32> {cuvil.weight},
                           %xb: tensor<2x64x16x16xf32>, %xs: tensor<1x8x16x16xf32>, %ws: tensor<64x8x3x3xf32> {cuvil.weight},

@@ -1,0 +1,257 @@
+//===- CuvilTransformOps.td - Cuvil's Transform-dialect ops -*- tablegen -*-===//
+//
+// A Transform-dialect extension (ops named transform.cuvil.*) with what
+// transform_scripts/elementwise_cpu.mlir needs to schedule ops of any rank with
+// one set of named sequences:
+//   * matchers: `match.any_operand_bitwidth` (ops reading or writing i1) and
+//     `match.loop_ranges_at_least` (a table of minimum shapes, one per rank);
+//   * `tile_sizes`: a rank-dependent list of tile (or vector) sizes as one
+//     param holding one value per loop of the op;
+//   * `tile_using_for`, `tile_reduction_using_for` and `vectorize`: upstream's
+//     transform.structured ops of those names, taking such a param ("packed"
+//     sizes, like `tile_using_forall ... tile_sizes *(%p)`), so the number of
+//     sizes need not be written in the script.
+//
+// Registered with cuvil-opt and the Python bindings (mlir::cuvil::
+// registerCuvilTransformExtension, called by registerCuvilDialect).
+// The scripts name their parameters with `cuvil.param = "NAME"` argument
+// attributes (read by python/cuvil/transform.py), so the extension loads the
+// Cuvil dialect along with the Transform dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CUVIL_TRANSFORM_OPS
+#define CUVIL_TRANSFORM_OPS
+
+include "mlir/Dialect/Transform/IR/TransformDialect.td"
+include "mlir/Dialect/Transform/IR/TransformTypes.td"
+include "mlir/Dialect/Transform/Interfaces/MatchInterfaces.td"
+include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpBase.td"
+
+class CuvilTransformOp<string mnemonic, list<Trait> traits = []>
+    : Op<Transform_Dialect, "cuvil." # mnemonic, traits> {
+  let cppNamespace = "::mlir::cuvil";
+}
+
+//===----------------------------------------------------------------------===//
+// Matchers
+//===----------------------------------------------------------------------===//
+
+def MatchAnyOperandBitwidthOp : CuvilTransformOp<"match.any_operand_bitwidth",
+    [SingleOpMatcher, MatchOpInterface, MemoryEffectsOpInterface]> {
+  let summary = "Matches a structured op with an operand of the given element bitwidth";
+  let description = [{
+    Succeeds if the payload op is a structured (Linalg) op and one of its
+    inputs or inits has elements of exactly `bitwidth` bits: the element type
+    of a shaped operand, the type itself of a scalar one (e.g. the value of a
+    `linalg.fill`), counting integer and floating-point types only. Results are
+    not looked at separately: on tensors they have the types of the inits.
+
+    ```mlir
+    // Ops reading or writing i1.
+    transform.cuvil.match.any_operand_bitwidth %op, 1 : !transform.any_op
+    ```
+
+    Produces a silenceable failure if the op is not a structured op or no
+    operand has such elements, a definite failure if the handle is not
+    associated with exactly one payload op. Only reads the handle and the
+    payload.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$operand_handle,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$bitwidth);
+  let assemblyFormat =
+      "$operand_handle `,` $bitwidth attr-dict `:` type($operand_handle)";
+  let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
+}
+
+def MatchLoopRangesAtLeastOp : CuvilTransformOp<"match.loop_ranges_at_least",
+    [SingleOpMatcher, MatchOpInterface, MemoryEffectsOpInterface]> {
+  let summary = "Matches a structured op whose loop ranges reach one of the given shapes";
+  let description = [{
+    `shapes` is a list of minimum shapes, each a list of integers or params
+    (holding one integer each). Succeeds if the payload op is a structured op
+    and, for one of the shapes with as many entries as the op has loops,
+    every static loop range is at least the corresponding entry. An entry of 0
+    puts no constraint on its loop (which may then be dynamic); a dynamic loop
+    range never satisfies a positive entry. A single shape may be written
+    without the outer brackets.
+
+    ```mlir
+    // rank 1: >= 131072 elements; rank 2: >= 64 rows of >= %min_cols;
+    // rank 3: d0 >= 4, d1 and d2 >= 128.
+    transform.cuvil.match.loop_ranges_at_least %op
+        [[131072], [64, %min_cols], [4, 128, 128]] : !transform.any_op, !transform.param<i64>
+    ```
+
+    Produces a silenceable failure if the op is not a structured op or no
+    shape of its rank is reached; a definite failure if the handle is not
+    associated with exactly one payload op or a param does not hold exactly
+    one integer. Only reads the handles and the payload.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$operand_handle,
+                       Variadic<TransformParamTypeInterface>:$dynamic_sizes,
+                       DenseI64ArrayAttr:$static_sizes,
+                       DenseI64ArrayAttr:$row_lengths);
+  let assemblyFormat = [{
+    $operand_handle custom<SizeTable>($dynamic_sizes, $static_sizes, $row_lengths)
+    attr-dict `:` type($operand_handle) (`,` type($dynamic_sizes)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
+}
+
+//===----------------------------------------------------------------------===//
+// Rank-dependent sizes
+//===----------------------------------------------------------------------===//
+
+def TileSizesOp : CuvilTransformOp<"tile_sizes",
+    [SingleOpMatcher, MatchOpInterface, MemoryEffectsOpInterface]> {
+  let summary = "Builds a list of sizes, one per loop of the payload op";
+  let description = [{
+    Produces a param holding one integer per loop of the payload op (a
+    TilingInterface op, e.g. any Linalg op): the sizes of the trailing loops
+    come from the first of the given rows that has at most as many entries as
+    the op has loops; the loops before them get `leading` (default 0). Entries
+    are integers or params holding one integer each. A single row may be
+    written without the outer brackets.
+
+    ```mlir
+    // rank 3: [1, %rows, 0]; rank 2: [%rows, 0]; rank 1: [4096].
+    %sizes = transform.cuvil.tile_sizes %op [[%rows, 0], [4096]] leading 1
+      : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+    ```
+
+    The result feeds the packed sizes of `transform.cuvil.tile_using_for`,
+    `transform.cuvil.tile_reduction_using_for`, `transform.cuvil.vectorize`
+    and upstream's `transform.structured.tile_using_forall ... tile_sizes *(%p)`.
+
+    Produces a silenceable failure if the op is not a TilingInterface op or
+    every row is longer than its number of loops; a definite failure if the
+    handle is not associated with exactly one payload op or a param does not
+    hold exactly one integer. Only reads the handles and the payload, so it can
+    be used in matchers.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$operand_handle,
+                       Variadic<TransformParamTypeInterface>:$dynamic_sizes,
+                       DenseI64ArrayAttr:$static_sizes,
+                       DenseI64ArrayAttr:$row_lengths,
+                       DefaultValuedAttr<I64Attr, "0">:$leading);
+  let results = (outs TransformParamTypeInterface:$sizes);
+  let assemblyFormat = [{
+    $operand_handle custom<SizeTable>($dynamic_sizes, $static_sizes, $row_lengths)
+    (`leading` $leading^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
+}
+
+//===----------------------------------------------------------------------===//
+// Tiling and vectorization with packed sizes
+//===----------------------------------------------------------------------===//
+
+def TileUsingForOp : CuvilTransformOp<"tile_using_for",
+    [DeclareOpInterfaceMethods<TransformOpInterface>,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+     ReportTrackingListenerFailuresOpTrait]> {
+  let summary = "transform.structured.tile_using_for with the sizes in one param";
+  let description = [{
+    Tiles each payload op (TilingInterface) like
+    `transform.structured.tile_using_for` with one tile size per loop taken
+    from `tile_sizes`, a param holding one integer per loop (at most as many
+    as the op has loops; 0: the loop is not tiled), e.g. from
+    `transform.cuvil.tile_sizes`. The same sizes apply to every payload op.
+
+    Returns the tiled op and the outermost generated `scf.for` (the root of
+    the loop nest, like the `scf.forall` of `tile_using_forall`; the inner
+    loops are its descendants: `transform.get_parent_op %tiled {op_name =
+    "scf.for"}` is the innermost one).
+
+    ```mlir
+    %tiled, %loop = transform.cuvil.tile_using_for %op tile_sizes *(%sizes)
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    ```
+
+    Consumes the target handle. Produces a silenceable failure if a payload op
+    is not a TilingInterface op or gets more sizes than it has loops, a
+    definite failure if tiling fails.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       TransformParamTypeInterface:$tile_sizes);
+  let results = (outs TransformHandleTypeInterface:$tiled_op,
+                      TransformHandleTypeInterface:$loop);
+  let assemblyFormat = [{
+    $target `tile_sizes` `*` `` `(` $tile_sizes `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def TileReductionUsingForOp : CuvilTransformOp<"tile_reduction_using_for",
+    [DeclareOpInterfaceMethods<TransformOpInterface>,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "transform.structured.tile_reduction_using_for with the sizes in one param";
+  let description = [{
+    Tiles the reduction loops of each payload op (PartialReductionOpInterface)
+    like `transform.structured.tile_reduction_using_for ... by tile_sizes =
+    [...]`, with one size per loop taken from `tile_sizes` (a param, e.g.
+    from `transform.cuvil.tile_sizes %op [16] leading 0`).
+
+    Returns the ops initializing the partial accumulators, the partial
+    reductions inside the loop, the ops merging them after it and the loop.
+
+    ```mlir
+    %fill, %partial, %merge, %loop = transform.cuvil.tile_reduction_using_for %op by tile_sizes *(%sizes)
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    ```
+
+    Consumes the target handle. Produces a silenceable failure if a payload op
+    does not implement PartialReductionOpInterface or cannot be tiled.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       TransformParamTypeInterface:$tile_sizes);
+  let results = (outs TransformHandleTypeInterface:$fill_op,
+                      TransformHandleTypeInterface:$split_op,
+                      TransformHandleTypeInterface:$combining_op,
+                      TransformHandleTypeInterface:$for_op);
+  let assemblyFormat = [{
+    $target `by` `tile_sizes` `*` `` `(` $tile_sizes `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def VectorizeOp : CuvilTransformOp<"vectorize",
+    [DeclareOpInterfaceMethods<TransformOpInterface>,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "transform.structured.vectorize with the vector sizes in one param";
+  let description = [{
+    Vectorizes each payload op like `transform.structured.vectorize %op
+    vector_sizes [...]` (masked where the sizes do not divide the shape), with
+    one vector size per loop taken from `vector_sizes`, a param (e.g. from
+    `transform.cuvil.tile_sizes %op [%vec] leading 1`).
+
+    ```mlir
+    transform.cuvil.vectorize %op vector_sizes *(%sizes) : !transform.any_op, !transform.param<i64>
+    ```
+
+    Consumes the target handle. Produces a silenceable failure if a payload op
+    cannot be vectorized.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       TransformParamTypeInterface:$vector_sizes);
+  let results = (outs);
+  let assemblyFormat = [{
+    $target `vector_sizes` `*` `` `(` $vector_sizes `)` attr-dict
+    `:` type($target) `,` type($vector_sizes)
+  }];
+}
+
+#endif // CUVIL_TRANSFORM_OPS

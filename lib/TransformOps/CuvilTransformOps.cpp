@@ -1,0 +1,458 @@
+//===- CuvilTransformOps.cpp - transform.cuvil.* ops ----------------------===//
+//
+// See dialects/CuvilTransformOps.td. The tiling and vectorization ops do what
+// their transform.structured namesakes do (same upstream entry points, same
+// options), only reading the sizes from one param.
+//
+//===----------------------------------------------------------------------===//
+#include "cuvil/TransformOps/CuvilTransformOps.h"
+
+#include "cuvil/Dialect/CuvilDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/IR/TransformTypes.h"
+#include "mlir/Dialect/Transform/Interfaces/MatchInterfaces.h"
+#include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+using namespace mlir;
+using namespace mlir::transform;
+
+#define GET_OP_CLASSES
+#include "CuvilTransformOps.h.inc"
+
+//===----------------------------------------------------------------------===//
+// custom<SizeTable>: `[a, %p, c]` or `[[a], [%p, c], ...]`
+//===----------------------------------------------------------------------===//
+// Stored flat: `static_sizes` (ShapedType::kDynamic where a param stands),
+// `row_lengths` (entries per row) and the params in order of appearance.
+
+static ParseResult
+parseSizeRowTail(OpAsmParser &parser,
+                 SmallVectorImpl<OpAsmParser::UnresolvedOperand> &dynamic,
+                 SmallVectorImpl<int64_t> &values, SmallVectorImpl<int64_t> &lengths) {
+  int64_t count = 0;
+  auto parseEntry = [&]() -> ParseResult {
+    OpAsmParser::UnresolvedOperand operand;
+    OptionalParseResult isOperand = parser.parseOptionalOperand(operand);
+    if (isOperand.has_value()) {
+      if (failed(*isOperand))
+        return failure();
+      dynamic.push_back(operand);
+      values.push_back(ShapedType::kDynamic);
+    } else {
+      int64_t value;
+      if (parser.parseInteger(value))
+        return failure();
+      values.push_back(value);
+    }
+    ++count;
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(parseEntry) || parser.parseRSquare())
+    return failure();
+  lengths.push_back(count);
+  return success();
+}
+
+static ParseResult parseSizeTable(OpAsmParser &parser,
+                                  SmallVectorImpl<OpAsmParser::UnresolvedOperand> &dynamic,
+                                  DenseI64ArrayAttr &staticSizes,
+                                  DenseI64ArrayAttr &rowLengths) {
+  SmallVector<int64_t> values, lengths;
+  if (parser.parseLSquare())
+    return failure();
+  if (succeeded(parser.parseOptionalLSquare())) {
+    while (true) {
+      if (parseSizeRowTail(parser, dynamic, values, lengths))
+        return failure();
+      if (failed(parser.parseOptionalComma()))
+        break;
+      if (parser.parseLSquare())
+        return failure();
+    }
+    if (parser.parseRSquare())
+      return failure();
+  } else if (parseSizeRowTail(parser, dynamic, values, lengths)) {
+    return failure();
+  }
+  staticSizes = parser.getBuilder().getDenseI64ArrayAttr(values);
+  rowLengths = parser.getBuilder().getDenseI64ArrayAttr(lengths);
+  return success();
+}
+
+static void printSizeTable(OpAsmPrinter &printer, Operation *, OperandRange dynamic,
+                           DenseI64ArrayAttr staticSizes, DenseI64ArrayAttr rowLengths) {
+  ArrayRef<int64_t> values = staticSizes.asArrayRef();
+  size_t next = 0, nextDynamic = 0;
+  bool table = rowLengths.size() != 1;
+  if (table)
+    printer << "[";
+  llvm::interleaveComma(rowLengths.asArrayRef(), printer, [&](int64_t length) {
+    printer << "[";
+    for (int64_t i = 0; i < length && next < values.size(); ++i, ++next) {
+      if (i)
+        printer << ", ";
+      if (values[next] != ShapedType::kDynamic)
+        printer << values[next];
+      else if (nextDynamic < dynamic.size())
+        printer << dynamic[nextDynamic++];
+    }
+    printer << "]";
+  });
+  if (table)
+    printer << "]";
+}
+
+static LogicalResult verifySizeTable(Operation *op, ArrayRef<int64_t> values,
+                                     ValueRange dynamic, ArrayRef<int64_t> rowLengths) {
+  if (rowLengths.empty())
+    return op->emitOpError() << "expects at least one row of sizes";
+  int64_t total = 0;
+  for (int64_t length : rowLengths) {
+    if (length <= 0)
+      return op->emitOpError() << "expects every row of sizes to be non-empty";
+    total += length;
+  }
+  if (total != static_cast<int64_t>(values.size()))
+    return op->emitOpError() << "has rows of " << total << " sizes in all but "
+                             << values.size() << " sizes";
+  int64_t numDynamic = llvm::count(values, ShapedType::kDynamic);
+  if (numDynamic != static_cast<int64_t>(dynamic.size()))
+    return op->emitOpError() << "has " << numDynamic << " param entries but "
+                             << dynamic.size() << " param operands";
+  for (int64_t value : values)
+    if (value != ShapedType::kDynamic && value < 0)
+      return op->emitOpError() << "expects sizes >= 0, got " << value;
+  return success();
+}
+
+/// The rows of a size table, params replaced by their value.
+static DiagnosedSilenceableFailure
+resolveSizeTable(Operation *op, TransformState &state, ArrayRef<int64_t> values,
+                 ValueRange dynamic, ArrayRef<int64_t> rowLengths,
+                 SmallVectorImpl<SmallVector<int64_t>> &rows) {
+  size_t next = 0, nextDynamic = 0;
+  for (int64_t length : rowLengths) {
+    SmallVector<int64_t> &row = rows.emplace_back();
+    for (int64_t i = 0; i < length; ++i) {
+      int64_t value = values[next++];
+      if (value == ShapedType::kDynamic) {
+        ArrayRef<Attribute> params = state.getParams(dynamic[nextDynamic++]);
+        auto intAttr = params.size() == 1 ? dyn_cast<IntegerAttr>(params.front()) : IntegerAttr();
+        if (!intAttr)
+          return emitDefiniteFailure(op->getLoc())
+                 << "expected each size param to hold one integer, got "
+                 << params.size() << " value(s)";
+        value = intAttr.getInt();
+      }
+      row.push_back(value);
+    }
+  }
+  return DiagnosedSilenceableFailure::success();
+}
+
+/// The integers held by a param of packed sizes.
+static DiagnosedSilenceableFailure readPackedSizes(Operation *op, TransformState &state,
+                                                   Value param, SmallVectorImpl<int64_t> &sizes) {
+  for (Attribute attr : state.getParams(param)) {
+    auto intAttr = dyn_cast<IntegerAttr>(attr);
+    if (!intAttr)
+      return emitDefiniteFailure(op->getLoc())
+             << "expected the sizes param to hold integers, got " << attr;
+    sizes.push_back(intAttr.getInt());
+  }
+  return DiagnosedSilenceableFailure::success();
+}
+
+#define GET_OP_CLASSES
+#include "CuvilTransformOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// MatchAnyOperandBitwidthOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure
+cuvil::MatchAnyOperandBitwidthOp::matchOperation(Operation *current, TransformResults &,
+                                                 TransformState &) {
+  if (!isa<linalg::LinalgOp>(current))
+    return emitSilenceableError() << "expected a structured op";
+  int64_t bitwidth = getBitwidth();
+  for (Value operand : current->getOperands()) {
+    Type type = getElementTypeOrSelf(operand.getType());
+    if (type.isIntOrFloat() && static_cast<int64_t>(type.getIntOrFloatBitWidth()) == bitwidth)
+      return DiagnosedSilenceableFailure::success();
+  }
+  return emitSilenceableError() << "no input or init has " << bitwidth << "-bit elements";
+}
+
+//===----------------------------------------------------------------------===//
+// MatchLoopRangesAtLeastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult cuvil::MatchLoopRangesAtLeastOp::verify() {
+  return verifySizeTable(*this, getStaticSizes(), getDynamicSizes(), getRowLengths());
+}
+
+DiagnosedSilenceableFailure
+cuvil::MatchLoopRangesAtLeastOp::matchOperation(Operation *current, TransformResults &,
+                                                TransformState &state) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(current);
+  if (!linalgOp)
+    return emitSilenceableError() << "expected a structured op";
+  SmallVector<SmallVector<int64_t>> shapes;
+  DiagnosedSilenceableFailure resolved = resolveSizeTable(
+      *this, state, getStaticSizes(), getDynamicSizes(), getRowLengths(), shapes);
+  if (!resolved.succeeded())
+    return resolved;
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  for (ArrayRef<int64_t> shape : shapes) {
+    if (shape.size() != ranges.size())
+      continue;
+    bool reached = llvm::all_of(llvm::zip_equal(shape, ranges), [](auto pair) {
+      auto [least, range] = pair;
+      return least <= 0 || (!ShapedType::isDynamic(range) && range >= least);
+    });
+    if (reached)
+      return DiagnosedSilenceableFailure::success();
+  }
+  return emitSilenceableError() << "loop ranges reach no shape given for rank "
+                                << ranges.size();
+}
+
+//===----------------------------------------------------------------------===//
+// TileSizesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult cuvil::TileSizesOp::verify() {
+  return verifySizeTable(*this, getStaticSizes(), getDynamicSizes(), getRowLengths());
+}
+
+DiagnosedSilenceableFailure cuvil::TileSizesOp::matchOperation(Operation *current,
+                                                               TransformResults &results,
+                                                               TransformState &state) {
+  auto tileable = dyn_cast<TilingInterface>(current);
+  if (!tileable)
+    return emitSilenceableError() << "expected an op implementing TilingInterface";
+  SmallVector<SmallVector<int64_t>> rows;
+  DiagnosedSilenceableFailure resolved = resolveSizeTable(
+      *this, state, getStaticSizes(), getDynamicSizes(), getRowLengths(), rows);
+  if (!resolved.succeeded())
+    return resolved;
+  size_t numLoops = tileable.getLoopIteratorTypes().size();
+  Builder builder(getContext());
+  for (ArrayRef<int64_t> row : rows) {
+    if (row.size() > numLoops)
+      continue;
+    SmallVector<Attribute> sizes(numLoops - row.size(),
+                                 builder.getI64IntegerAttr(getLeading()));
+    for (int64_t size : row)
+      sizes.push_back(builder.getI64IntegerAttr(size));
+    results.setParams(cast<OpResult>(getSizes()), sizes);
+    return DiagnosedSilenceableFailure::success();
+  }
+  return emitSilenceableError() << "every row of sizes is longer than the " << numLoops
+                                << " loop(s) of the op";
+}
+
+//===----------------------------------------------------------------------===//
+// TileUsingForOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure cuvil::TileUsingForOp::apply(TransformRewriter &rewriter,
+                                                         TransformResults &results,
+                                                         TransformState &state) {
+  SmallVector<int64_t> tileSizes;
+  DiagnosedSilenceableFailure read = readPackedSizes(*this, state, getTileSizes(), tileSizes);
+  if (!read.succeeded())
+    return read;
+
+  SmallVector<Operation *> tiled, loops;
+  for (Operation *op : state.getPayloadOps(getTarget())) {
+    auto tilingInterface = dyn_cast<TilingInterface>(op);
+    if (!tilingInterface) {
+      DiagnosedSilenceableFailure diag =
+          emitSilenceableError() << "only ops implementing TilingInterface are supported";
+      diag.attachNote(op->getLoc()) << "target op";
+      return diag;
+    }
+    if (tileSizes.size() > tilingInterface.getLoopIteratorTypes().size()) {
+      DiagnosedSilenceableFailure diag =
+          emitSilenceableError() << "too many tile sizes: " << tileSizes.size()
+                                 << " for an op with "
+                                 << tilingInterface.getLoopIteratorTypes().size() << " loop(s)";
+      diag.attachNote(op->getLoc()) << "target op";
+      return diag;
+    }
+    // As transform.structured.tile_using_for with static sizes: index attrs.
+    scf::SCFTilingOptions tilingOptions;
+    tilingOptions.setTileSizeComputationFunction([&](OpBuilder &b, Operation *) {
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t size : tileSizes)
+        sizes.push_back(b.getIndexAttr(size));
+      return sizes;
+    });
+    tilingOptions.setInterchange({});
+    FailureOr<scf::SCFTilingResult> tilingResult =
+        scf::tileUsingSCF(rewriter, tilingInterface, tilingOptions);
+    if (failed(tilingResult))
+      return emitDefiniteFailure() << "tiling failed";
+    rewriter.replaceOp(op, tilingResult->replacements);
+    llvm::append_range(tiled, tilingResult->tiledOps);
+    if (!tilingResult->loops.empty())
+      loops.push_back(tilingResult->loops.front().getOperation());
+  }
+  results.set(cast<OpResult>(getTiledOp()), tiled);
+  results.set(cast<OpResult>(getLoop()), loops);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void cuvil::TileUsingForOp::getEffects(SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  consumesHandle(getTargetMutable(), effects);
+  onlyReadsHandle(getTileSizesMutable(), effects);
+  producesHandle(getOperation()->getOpResults(), effects);
+  modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// TileReductionUsingForOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure
+cuvil::TileReductionUsingForOp::apply(TransformRewriter &rewriter, TransformResults &results,
+                                      TransformState &state) {
+  SmallVector<int64_t> tileSizes;
+  DiagnosedSilenceableFailure read = readPackedSizes(*this, state, getTileSizes(), tileSizes);
+  if (!read.succeeded())
+    return read;
+
+  SmallVector<Operation *> fills, splits, merges, forOps;
+  for (Operation *target : state.getPayloadOps(getTarget())) {
+    rewriter.setInsertionPoint(target);
+    auto partialReductionOp = dyn_cast<PartialReductionOpInterface>(target);
+    if (!partialReductionOp) {
+      DiagnosedSilenceableFailure diag =
+          emitSilenceableError() << "expected an op implementing PartialReductionOpInterface";
+      diag.attachNote(target->getLoc()) << "target op";
+      return diag;
+    }
+    // As transform.structured.tile_reduction_using_for: every reduction loop,
+    // i64 sizes.
+    SmallVector<unsigned> reductionDims;
+    for (auto [index, iteratorType] : llvm::enumerate(partialReductionOp.getLoopIteratorTypes()))
+      if (iteratorType == utils::IteratorType::reduction)
+        reductionDims.push_back(index);
+    scf::SCFTilingOptions options;
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+    options.setReductionTilingStrategy(ReductionTilingStrategy::PartialReductionOuterReduction);
+    options.setTileSizes(getAsOpFoldResult(rewriter.getI64ArrayAttr(tileSizes)));
+    options.setReductionDims(reductionDims);
+    FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(partialReductionOp.getOperation()), options);
+    if (failed(result)) {
+      DiagnosedSilenceableFailure diag = emitSilenceableError() << "could not tile the reduction";
+      diag.attachNote(target->getLoc()) << "target op";
+      return diag;
+    }
+    rewriter.replaceOp(target, result->replacements);
+    for (Value init : result->initialValues)
+      fills.push_back(init.getDefiningOp());
+    llvm::append_range(splits, result->tiledOps);
+    llvm::append_range(merges, result->mergeOps);
+    forOps.push_back(result->loops.front().getOperation());
+  }
+  results.set(cast<OpResult>(getFillOp()), fills);
+  results.set(cast<OpResult>(getSplitOp()), splits);
+  results.set(cast<OpResult>(getCombiningOp()), merges);
+  results.set(cast<OpResult>(getForOp()), forOps);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void cuvil::TileReductionUsingForOp::getEffects(
+    SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  consumesHandle(getTargetMutable(), effects);
+  onlyReadsHandle(getTileSizesMutable(), effects);
+  producesHandle(getOperation()->getOpResults(), effects);
+  modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// VectorizeOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure cuvil::VectorizeOp::apply(TransformRewriter &rewriter,
+                                                      TransformResults &,
+                                                      TransformState &state) {
+  auto targets = state.getPayloadOps(getTarget());
+  if (std::empty(targets))
+    return DiagnosedSilenceableFailure::success();
+  SmallVector<int64_t> vectorSizes;
+  DiagnosedSilenceableFailure read =
+      readPackedSizes(*this, state, getVectorSizes(), vectorSizes);
+  if (!read.succeeded())
+    return read;
+  // As transform.structured.vectorize with static sizes: none scalable.
+  SmallVector<bool> scalable(vectorSizes.size(), false);
+  for (Operation *target : targets) {
+    if (!linalg::hasVectorizationImpl(target))
+      return emitSilenceableFailure(target->getLoc()) << "Unsupported Op, cannot vectorize";
+    FailureOr<linalg::VectorizationResult> vectorized =
+        linalg::vectorize(rewriter, target, vectorSizes, scalable,
+                          /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+                          /*assumeDynamicDimsMatchVecSizes=*/false,
+                          /*createNamedContraction=*/false);
+    if (failed(vectorized))
+      return emitSilenceableFailure(target->getLoc()) << "Attempted to vectorize, but failed";
+    rewriter.replaceOp(target, vectorized->replacements);
+  }
+  return DiagnosedSilenceableFailure::success();
+}
+
+void cuvil::VectorizeOp::getEffects(SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  consumesHandle(getTargetMutable(), effects);
+  onlyReadsHandle(getVectorSizesMutable(), effects);
+  modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// Registration
+//===----------------------------------------------------------------------===//
+
+namespace {
+class CuvilTransformExtension
+    : public TransformDialectExtension<CuvilTransformExtension> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CuvilTransformExtension)
+  using Base::Base;
+
+  void init() {
+    // The scripts name their parameters with `cuvil.param` argument attributes
+    // (see cuvil/transform.py): loading the Cuvil dialect with the Transform
+    // dialect keeps the parser from loading it during a pass (an error).
+    declareDependentDialect<cuvil::CuvilDialect>();
+    declareDependentDialect<linalg::LinalgDialect>();
+    declareGeneratedDialect<affine::AffineDialect>();
+    declareGeneratedDialect<arith::ArithDialect>();
+    declareGeneratedDialect<scf::SCFDialect>();
+    declareGeneratedDialect<tensor::TensorDialect>();
+    declareGeneratedDialect<vector::VectorDialect>();
+    registerTransformOps<
+#define GET_OP_LIST
+#include "CuvilTransformOps.cpp.inc"
+        >();
+  }
+};
+} // namespace
+
+void mlir::cuvil::registerCuvilTransformExtension(DialectRegistry &registry) {
+  registry.addExtensions<CuvilTransformExtension>();
+}
