@@ -31,7 +31,6 @@ HERE = Path(__file__).resolve().parent
 def compile_func(src, name="attn"):
     from cuvil import artifact, execution, lowering
     from cuvil.ir import Context, FunctionType, Module, RankedTensorType, UnitAttr
-    from cuvil.passmanager import PassManager
 
     def spec(type_):
         t = RankedTensorType(type_)
@@ -43,7 +42,7 @@ def compile_func(src, name="attn"):
         module = Module.parse(src)
         func = module.body.operations[0]
         func.attributes["llvm.emit_c_interface"] = UnitAttr.get()
-        PassManager.parse("builtin.module(cuvil-lower-to-linalg)").run(module.operation)
+        lowering.cuvil_ops_to_linalg(module)
         ftype = FunctionType(func.attributes["function_type"].value)
         ins, outs = [spec(t) for t in ftype.inputs], [spec(t) for t in ftype.results]
         lowering.to_llvm_dialect(module, 1)

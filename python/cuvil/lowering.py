@@ -8,6 +8,11 @@ the LLVM dialect and through `mlir-translate` to LLVM IR.
 from . import pipeline
 
 
+def cuvil_ops_to_linalg(module) -> None:
+    """In place: Cuvil ops and layouts -> upstream dialects on tensors."""
+    pipeline.PassPipeline("lower-cuvil-ops", "linalg", pipeline.CUVIL_OPS_TO_LINALG).run(module)
+
+
 def to_llvm_dialect(module, num_threads: int = 1, profile: bool = False) -> None:
     """In place: tensors -> memrefs -> LLVM dialect (entry arguments read-only)."""
     pipeline.PassPipeline("lower", "llvm", pipeline.lower_passes(num_threads, profile)).run(module)

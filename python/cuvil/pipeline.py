@@ -288,6 +288,11 @@ def raise_passes(pack_script: Path) -> Tuple[str, ...]:
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 
+#: Cuvil ops (and sparse layouts) -> upstream linalg / tensor / arith / scf on
+#: tensors: for IR written in the Cuvil dialect directly (the model pipeline
+#: raises to Cuvil ops and lowers them back inside its raise step).
+CUVIL_OPS_TO_LINALG = ("cuvil-lower-to-linalg",)
+
 #: The entry points' C interface, and their arguments read-only (the caller's
 #: memory: with writable arguments an op whose init is an argument
 #: accumulates into it, e.g. a conv's bias broadcast hoisted into the packed

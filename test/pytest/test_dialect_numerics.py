@@ -22,7 +22,6 @@ import torch.nn.functional as F
 
 from cuvil import artifact, execution, lowering
 from cuvil.ir import Context, FunctionType, Module, RankedTensorType, UnitAttr
-from cuvil.passmanager import PassManager
 
 F32 = dict(rtol=1e-6, atol=1e-6)
 RED = dict(rtol=1e-5, atol=1e-5)
@@ -45,7 +44,7 @@ def compile_func(src, out_shapes=None):
         func = funcs[0]
         func.attributes["llvm.emit_c_interface"] = UnitAttr.get()
         name = func.attributes["sym_name"].value
-        PassManager.parse("builtin.module(cuvil-lower-to-linalg)").run(module.operation)
+        lowering.cuvil_ops_to_linalg(module)
         # After the Cuvil lowering: encoded tensors are their stored values.
         ftype = FunctionType(func.attributes["function_type"].value)
         ins = [_spec(t) for t in ftype.inputs]

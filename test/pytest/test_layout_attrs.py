@@ -7,7 +7,7 @@ import pytest
 from cuvil.dialects import cuvil as cv
 from cuvil.ir import (Attribute, Context, F32Type, Location, MLIRError, Module,
                       RankedTensorType)
-from cuvil.passmanager import PassManager
+from cuvil import lowering
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def test_attribute_built_in_python_drives_the_lowering(ctx):
       }}""")
     op = module.body.operations[0].regions[0].blocks[0].operations[0]
     assert cv.BlockMaskedAttr(op.attributes["layout"]).row_ptr == [0, 1, 3]
-    PassManager.parse("builtin.module(cuvil-lower-to-linalg)").run(module.operation)
+    lowering.cuvil_ops_to_linalg(module)
     text = str(module)
     assert "cuvil." not in text
     assert "dense<[0, 1, 3]> : tensor<3xindex>" in text      # row_ptr table
