@@ -2,10 +2,9 @@
 // Cuvil: Transform-dialect schedule for linalg.matmul (fp32, static shapes) on
 // x86-64 CPUs with AVX-512 and 32 zmm registers (tuned on a Zen 4 VM).
 //
-// Usage (see PIPELINE.md for the full pass pipeline):
-//   mlir-opt in.mlir --pass-pipeline='builtin.module(
-//       transform-preload-library{transform-library-paths=transform_scripts/matmul_cpu.mlir},
-//       transform-interpreter, ...bufferization + lowering...)'
+// Usage (PIPELINE.md has the passes before and after the schedule):
+//   cuvil-opt in.mlir --transform-preload-library=transform-library-paths=transform_scripts/matmul_cpu.mlir \
+//       --transform-interpreter
 // Entry point: @__transform_main (default entry of --transform-interpreter).
 //
 // Tunable parameters: the arguments of @cuvil_matmul_cpu_schedule; @__transform_main
@@ -17,10 +16,8 @@
 //   RM = 4,  RN = 64   register tile: 4 rows x (4 x zmm) = 16 accumulators, k step 1;
 //                      per k: 4 broadcasts of A + 4 zmm loads of B feed 16 FMAs.
 //                      RM/RN must be constants; RN a power-of-two multiple of 16
-//                      (RN=48 produced very slow code). Measured on the Zen 4 test VM
-//                      (1 thread, 1024^3, CPU-time medians): 4x64 ~100 GF/s,
-//                      6x64 ~97-101, 8x32 ~95 (the classic choice), 2x64 ~71, 4x128
-//                      ~74-78 (spills).
+//                      (RN=48 produced very slow code; 4x128 spills). The register
+//                      tiles compared are in benchmarks/README.md.
 //
 // What @cuvil_matmul_cpu does to every linalg.matmul (C += A * B):
 //  1. Cache/thread tiling: tile_using_forall [TM, TN] -> scf.forall over C tiles
@@ -48,24 +45,21 @@
 //   vectorizes it and lowers to AVX-512 16x16 shuffles, then the matmul is scheduled
 //   as above (~4 MB extra copy for a 1024x1024 weight; free if the weight is prepacked).
 //   A linalg.matmul carrying transposed-B indexing_maps is also scheduled and
-//   computes correct results, but B is then read with stride K. That is very slow
-//   (~6 GFLOP/s), so emit the transpose explicitly or prepack.
+//   computes correct results, but B is then read with stride K. That is very slow,
+//   so emit the transpose explicitly or prepack.
 //
 // Packing (linalg.pack to [M/8][K][8] / [N/32][K][32] + unpack) was tried. It did
-// not pay off at 1024^3 on the test machine (within noise, slightly slower), so it is
-// not part of this schedule. B-only packing done once, at prepack time, does pay:
-// pack_cpu.mlir (run in RAISE_PIPELINE, before cuvil-split-prepack) turns large
+// not pay off at 1024^3 (within noise, slightly slower), so it is not part of this
+// schedule. B-only packing done once, at prepack time, does pay:
+// pack_cpu.mlir (run in the raise step, before cuvil-split-prepack) turns large
 // matmuls into C[m][n/64][64] += A[m][k] * Bp[n/64][k][64]; @cuvil_packed_matmul_cpu
 // schedules that contraction: loops interchanged to [n/64, m, 64, k], scf.forall over
 // TNP(=4) panels x TM rows with the fill fused, K blocks of TKP, RM x 64 register tile
 // (k innermost, m peeled), vectorized [1, RM, 64, 1]. Consecutive k rows of B are then
-// 256 bytes apart instead of N*4 (12-16 KiB for the FFN/MLP shapes): 83-85 -> 92-101
-// GFLOP/s on 128x768x3072, 128x3072x768, 64x1024x4096, 64x4096x1024 (1 thread).
-// TNP = 2 or 8 measured much slower with 2 threads (async-parallel-for behaviour).
-// TKP = 768 (one K block for the 768-wide transformer layers) instead of TK = 256:
-// the accumulators are loaded and stored once per K block; GPT-2 and BERT-base
-// 1 thread 222.6 -> 217.7 and 218.6 -> 216.0 ms (same-process A/B, interleaved),
-// 1024^3 and ResNet-18 unchanged; TKP = 1024 was slower with 2 threads.
+// 256 bytes apart instead of N*4 (12-16 KiB for the FFN/MLP shapes). TNP = 2 or 8
+// were slower with 2 threads. TKP = 768 (one K block for the 768-wide transformer
+// layers) instead of TK = 256: the accumulators are loaded and stored once per K
+// block. The measurements behind these choices are in benchmarks/README.md.
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
