@@ -6,7 +6,8 @@ cuvil is needed. Each graph Dynamo captures is compiled with cuvil.compile
 device, more than max_recompiles signatures), run eagerly after one warning
 naming the op or the reason (signatures compiled before stay compiled),
 unless `options={"strict": True}`, which raises instead.
-Options: target, opt_level, num_threads, strict, max_recompiles.
+Options: target, opt_level, num_threads, strict, max_recompiles, schedule;
+torch.compile's `mode=` is accepted (every mode builds the same code).
 """
 import logging
 import warnings
@@ -16,11 +17,18 @@ from .errors import CuvilError
 log = logging.getLogger("cuvil")
 
 _KNOWN_OPTIONS = {"target", "opt_level", "num_threads", "strict", "max_recompiles", "schedule"}
+# torch.compile(mode=...) passes its mode to the backend as a keyword. Cuvil
+# builds the same code for each of them (its schedules take no search yet);
+# "reduce-overhead" and the no-cudagraphs variant are about CUDA graphs.
+_TORCH_MODES = {None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"}
 
 
-def cuvil_backend(gm, example_inputs, options=None, **kwargs):
+def cuvil_backend(gm, example_inputs, options=None, mode=None, **kwargs):
     from .compiler import CompiledModule
 
+    if mode not in _TORCH_MODES:
+        raise ValueError(f"unknown torch.compile mode {mode!r} for the cuvil backend; "
+                         f"known: {sorted(m for m in _TORCH_MODES if m)}")
     options = dict(options or {}, **kwargs)
     unknown = set(options) - _KNOWN_OPTIONS
     if unknown:

@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import time
+import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
 import torch
@@ -131,7 +132,12 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
     if decompose:
         table = dict(get_decomposition_table())
         table.update(extra_decompositions or {})
-        prog = prog.run_decompositions(table)
+        with warnings.catch_warnings():
+            # torch 2.13's run_decompositions deep-copies the program's pytree
+            # specs, which trips torch's own deprecation of LeafSpec checks:
+            # a FutureWarning about torch internals on every compile.
+            warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+            prog = prog.run_decompositions(table)
     return prog
 
 

@@ -78,6 +78,20 @@ def test_strict_option_raises():
         _run(model, torch.randn(4, 8), options={"strict": True})
 
 
+@pytest.mark.parametrize("mode", ["default", "reduce-overhead", "max-autotune"])
+def test_torch_compile_modes_are_accepted(mode):
+    torch.manual_seed(0)
+    got, want, warned = _run(CNN().eval(), torch.randn(1, 3, 16, 16), mode=mode)
+    assert warned == []
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+
+
+def test_unknown_mode_is_rejected():
+    from cuvil.dynamo import cuvil_backend
+    with pytest.raises(ValueError, match="unknown torch.compile mode 'fastest'"):
+        cuvil_backend(_traced(torch.nn.GELU(), torch.randn(2)), None, mode="fastest")
+
+
 def test_unknown_option_is_rejected():
     with pytest.raises(Exception, match="unknown cuvil backend option"):
         _run(CNN().eval(), torch.randn(1, 3, 16, 16), options={"tile": 3})
