@@ -5,8 +5,13 @@ under $CUVIL_CACHE_DIR (default ~/.cache/cuvil). Each entry is written to a
 temporary file and renamed into place, so a reader never sees half a file;
 a small manifest records size and SHA-256, and an entry that does not match
 it (truncated, corrupted) or that is not owned by this user / is writable by
-others is refused and rebuilt.
+others is refused and rebuilt. Processes building the same library take turns
+(build_lock): one builds, the others find it. Libraries beyond
+$CUVIL_CACHE_MAX_BYTES (default 5 GB) are evicted least recently used first;
+`cuvil cache info` / `cuvil cache clear [--older-than DAYS]` manage it.
 """
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
@@ -14,7 +19,9 @@ import os
 import stat
 import subprocess
 import tempfile
+import time
 from pathlib import Path
+from typing import Optional
 
 from . import tools
 from ._version import LLVM_VERSION, __version__
@@ -72,9 +79,121 @@ def lookup(key: str):
         meta = json.loads(manifest.read_text())
         if lib.stat().st_size != meta["size"] or _sha256(lib) != meta["sha256"]:
             return None
+        os.utime(manifest)   # last use, for least-recently-used eviction
         return lib
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+# -- cache management: build locks, size cap, info, clear ------------------------
+
+@contextlib.contextmanager
+def build_lock(key: str):
+    """Held while one process looks up and builds the library for `key`:
+    processes compiling the same model at once build it once, the others
+    wait and then find it. An flock, so a process that dies releases it."""
+    path = cache_dir() / f"{key}.lock"
+    with open(path, "a") as f:
+        os.chmod(path, 0o600)
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _kind(path: Path) -> str:
+    name = path.name
+    if name.endswith(".index.json"):
+        return "index"
+    if name.endswith(".so") or name.endswith(".json"):
+        return "library"
+    if name.endswith(".lock"):
+        return "lock"
+    return "temporary" if ".tmp" in name or name.endswith(".corrupt") else "other"
+
+
+def _libraries() -> list:
+    """(last use, bytes, key) of every library entry (library + manifest)."""
+    out = []
+    for manifest in cache_dir().glob("*.json"):
+        if manifest.name.endswith(".index.json"):
+            continue
+        lib = manifest.with_suffix(".so")
+        try:
+            out.append((manifest.stat().st_mtime, manifest.stat().st_size + lib.stat().st_size, manifest.stem))
+        except OSError:
+            continue
+    return out
+
+
+def info() -> dict:
+    """Where the cache is, and its entries and bytes per kind."""
+    kinds: dict = {}
+    for path in cache_dir().iterdir():
+        try:
+            size = path.stat().st_size
+        except OSError:
+            continue
+        k = kinds.setdefault(_kind(path), {"files": 0, "bytes": 0})
+        k["files"] += 1
+        k["bytes"] += size
+    from .options import environment
+    return {"location": str(cache_dir()), "libraries": len(_libraries()),
+            "bytes": sum(k["bytes"] for k in kinds.values()), "max_bytes": environment().cache_max_bytes,
+            "kinds": kinds}
+
+
+def _remove(key: str) -> int:
+    freed = 0
+    for suffix in (".json", ".so"):   # manifest first: a library without one is never used
+        path = cache_dir() / f"{key}{suffix}"
+        try:
+            freed += path.stat().st_size
+            path.unlink()
+        except OSError:
+            pass
+    return freed
+
+
+def clear(older_than_days: Optional[float] = None) -> int:
+    """Removes every entry (or those last used more than `older_than_days`
+    ago); returns the bytes freed. Safe while other processes run: a library
+    already loaded stays mapped, one being looked up is rebuilt."""
+    cutoff = None if older_than_days is None else time.time() - older_than_days * 86400
+    freed = 0
+    for last_use, _, key in _libraries():
+        if cutoff is None or last_use < cutoff:
+            freed += _remove(key)
+    # Another process may be writing a temporary file right now (it renames it
+    # into place when done): only temporaries an hour old are left-overs.
+    # Lock files are empty and may be held: they stay.
+    stale_tmp = time.time() - 3600
+    for path in cache_dir().iterdir():
+        kind = _kind(path)
+        if kind in ("index", "temporary", "other"):
+            try:
+                mtime = path.stat().st_mtime
+                if (cutoff is None or mtime < cutoff) and (kind != "temporary" or mtime < stale_tmp):
+                    size = path.stat().st_size
+                    path.unlink()
+                    freed += size
+            except OSError:
+                pass
+    return freed
+
+
+def evict(max_bytes: int, keep: str = "") -> int:
+    """Least-recently-used libraries removed until the cache's libraries take
+    at most `max_bytes` (never `keep`, the one just built); returns bytes freed."""
+    entries = sorted(_libraries())
+    total, freed = sum(size for _, size, _ in entries), 0
+    for _, size, key in entries:
+        if total - freed <= max_bytes:
+            break
+        if key != keep:
+            freed += _remove(key)
+    return freed
 
 
 def run_tool(cmd, stage, **kw):
@@ -145,6 +264,8 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, codegen=N
     _atomic_write(lib, data)
     meta = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "cuvil": __version__}
     _atomic_write(cache_dir() / f"{key}.json", json.dumps(meta).encode())
+    from .options import environment
+    evict(environment().cache_max_bytes, keep=key)
     return lib
 
 

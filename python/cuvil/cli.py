@@ -3,6 +3,7 @@
     cuvil --version
     cuvil compile model.py:make_model --input 1x128xi64 [--input ...] -o out/
     cuvil profile model.py:make_model --input 1x128xi64 [--runs 20] [--threads N] [--json F]
+    cuvil cache info [--json] | cuvil cache clear [--older-than DAYS]
 
 `compile` imports the module file, calls the factory for a torch.nn.Module,
 makes random inputs of the given shapes/dtypes, compiles, checks the result
@@ -157,6 +158,24 @@ def cmd_profile(args) -> int:
     return 0
 
 
+def cmd_cache(args) -> int:
+    from . import artifact
+    if args.cache_command == "clear":
+        freed = artifact.clear(args.older_than)
+        print(f"cuvil: freed {freed / 1e6:.1f} MB in {artifact.cache_dir()}")
+        return 0
+    info = artifact.info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"location:  {info['location']}")
+    print(f"libraries: {info['libraries']}")
+    print(f"size:      {info['bytes'] / 1e6:.1f} MB (cap {info['max_bytes'] / 1e6:.0f} MB, CUVIL_CACHE_MAX_BYTES)")
+    for kind, k in sorted(info["kinds"].items()):
+        print(f"  {kind:<10} {k['files']:>6} files {k['bytes'] / 1e6:>10.1f} MB")
+    return 0
+
+
 def _model_and_inputs_args(p):
     p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
     p.add_argument("--input", action="append", type=parse_input_spec, required=True,
@@ -181,7 +200,16 @@ def main(argv=None) -> int:
     prof.add_argument("--threads", type=int, default=None, help="threads (default: all cores)")
     prof.add_argument("--top", type=int, default=15, help="kernels listed (default 15)")
     prof.add_argument("--json", help="also write the profile as JSON to this file")
+    cache = sub.add_parser("cache", help="the compiled-library cache ($CUVIL_CACHE_DIR)")
+    cache_sub = cache.add_subparsers(dest="cache_command", required=True)
+    cache_info = cache_sub.add_parser("info", help="location, entries and bytes per kind")
+    cache_info.add_argument("--json", action="store_true", help="as JSON")
+    cache_clear = cache_sub.add_parser("clear", help="remove entries")
+    cache_clear.add_argument("--older-than", type=float, metavar="DAYS", default=None,
+                             help="only entries last used more than DAYS days ago")
     args = parser.parse_args(argv)
+    if args.command == "cache":
+        return cmd_cache(args)
     if args.command == "compile":
         return cmd_compile(args)
     if args.command == "profile":

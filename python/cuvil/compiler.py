@@ -219,13 +219,16 @@ class CompiledModule:
                 kernels=profiling.describe_kernels(module) if self.profiled else {},
                 prepack_key_of=prepack_key)
 
-            lib_path = artifact.lookup(key) if self.options.use_cache else None
-            stats["cache_hit"] = float(lib_path is not None)
-            if lib_path is None:
-                payload = module
-                for step in later_steps:
-                    payload = self._run_step(step, payload, stats, ir_text, key=key)
-                lib_path = payload
+            # One process builds a library at a time: others compiling the same
+            # model wait here, then find it.
+            with artifact.build_lock(key):
+                lib_path = artifact.lookup(key) if self.options.use_cache else None
+                stats["cache_hit"] = float(lib_path is not None)
+                if lib_path is None:
+                    payload = module
+                    for step in later_steps:
+                        payload = self._run_step(step, payload, stats, ir_text, key=key)
+                    lib_path = payload
         if index_key is not None:
             try:
                 entry = dict(contract.to_json(), library=key,

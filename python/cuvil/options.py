@@ -5,6 +5,7 @@ and Cuvil's environment variables (Environment: every CUVIL_* read here).
     CUVIL_CACHE_DIR         the library cache (default $XDG_CACHE_HOME/cuvil, ~/.cache/cuvil)
     CUVIL_CACHE_STRUCTURAL  0: no warm start from the model's structure (always import)
     CUVIL_REPRO_DIR         where failing stages save their IR (default $TMPDIR/cuvil-repro)
+    CUVIL_CACHE_MAX_BYTES   size cap of the cache's libraries (default 5e9); least recently used go first
 """
 import os
 import tempfile
@@ -23,6 +24,7 @@ class Environment:
     cache_dir: Path
     structural_cache: bool
     repro_dir: Path
+    cache_max_bytes: int = 5 * 10 ** 9
 
     @classmethod
     def read(cls) -> "Environment":
@@ -34,7 +36,12 @@ class Environment:
             num_threads = max(1, int(threads)) if threads else None
         except ValueError:
             raise ValueError(f"CUVIL_NUM_THREADS={threads!r} is not a number of threads") from None
-        return cls(num_threads=num_threads, cache_dir=Path(cache),
+        cap = env.get("CUVIL_CACHE_MAX_BYTES")
+        try:
+            cache_max_bytes = int(float(cap)) if cap else 5 * 10 ** 9
+        except ValueError:
+            raise ValueError(f"CUVIL_CACHE_MAX_BYTES={cap!r} is not a number of bytes") from None
+        return cls(num_threads=num_threads, cache_dir=Path(cache), cache_max_bytes=cache_max_bytes,
                    structural_cache=env.get("CUVIL_CACHE_STRUCTURAL", "1") != "0",
                    repro_dir=Path(env.get("CUVIL_REPRO_DIR") or os.path.join(tempfile.gettempdir(), "cuvil-repro")))
 

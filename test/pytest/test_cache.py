@@ -1,9 +1,11 @@
 """The artifact cache: reuse across processes, atomic writes, refusing
 corrupt or foreign-writable entries, concurrent compiles of one model."""
+import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -157,6 +159,68 @@ def test_rebuilt_compiler_does_not_reuse_old_libraries(monkeypatch):
     assert rebuilt.stats["cache_hit"] == 0.0
     torch.testing.assert_close(rebuilt(x), model(x), atol=1e-5, rtol=1e-4)
     assert len(_entries()) == 2
+
+
+def test_four_processes_on_a_cold_cache_build_once():
+    # All four import the model at once; the build lock lets one build while
+    # the others wait and then load what it built.
+    procs = [_compile_in_subprocess() for _ in range(4)]
+    results = [_result(p) for p in procs]
+    assert all(ok == 1 for _, ok, _ in results)
+    assert sorted(hit for hit, _, _ in results) == [0, 1, 1, 1], results
+    assert len(_entries()) == 1
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "cuvil.cli", *args], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ))
+
+
+def test_cache_info_and_clear():
+    _fresh_compile()
+    info = json.loads(_cli("cache", "info", "--json").stdout)
+    assert info["location"] == str(artifact.cache_dir()) and info["libraries"] == 1
+    assert info["kinds"]["library"]["files"] == 2 and info["kinds"]["index"]["files"] == 1
+    assert info["bytes"] >= info["kinds"]["library"]["bytes"] > 10_000
+    assert "libraries: 1" in _cli("cache", "info").stdout
+    # Last used just now: an age limit keeps it.
+    assert _cli("cache", "clear", "--older-than", "1").returncode == 0
+    assert len(_entries()) == 1
+    proc = _cli("cache", "clear")
+    assert proc.returncode == 0 and "freed" in proc.stdout
+    assert not _entries() and not list(artifact.cache_dir().glob("*.index.json"))
+    assert _fresh_compile().stats["cache_hit"] == 0.0   # rebuilt
+
+
+def test_clear_older_than_removes_only_old_entries():
+    _fresh_compile()
+    (old,) = _entries()
+    torch.manual_seed(0)
+    cuvil.compile(MLP((64, 32)).eval(), example_inputs=(torch.randn(2, 64),))
+    ten_days_ago = time.time() - 10 * 86400
+    os.utime(old.with_suffix(".json"), (ten_days_ago, ten_days_ago))
+    artifact.clear(older_than_days=5)
+    assert old not in _entries() and len(_entries()) == 1
+
+
+def test_size_cap_evicts_the_least_recently_used(monkeypatch):
+    torch.manual_seed(0)
+    models = [MLP((64, n)).eval() for n in (16, 24, 40)]
+    libs = []
+    for i, m in enumerate(models):
+        cuvil.compile(m, example_inputs=(torch.randn(2, 64),))
+        (new,) = set(_entries()) - set(libs)
+        libs.append(new)
+        stamp = time.time() - 100 + i   # distinct last uses, oldest first
+        os.utime(new.with_suffix(".json"), (stamp, stamp))
+    cuvil.compile(models[0], example_inputs=(torch.randn(2, 64),))   # hit: used again
+    assert set(_entries()) == set(libs)
+    one = max(p.stat().st_size + p.with_suffix(".json").stat().st_size for p in libs)
+    monkeypatch.setenv("CUVIL_CACHE_MAX_BYTES", str(3 * one))
+    cuvil.compile(MLP((64, 8)).eval(), example_inputs=(torch.randn(2, 64),))   # a 4th library
+    # The least recently used (models[1]) went; models[0], used again, stayed.
+    assert libs[1] not in _entries() and libs[0] in _entries() and libs[2] in _entries()
+    assert len(_entries()) == 3
 
 
 def test_first_touch_zeroes_every_output_on_several_threads():
