@@ -257,8 +257,9 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, codegen=N
         ll, obj, so, exports = tmp / "module.ll", tmp / "module.o", tmp / "module.so", tmp / "exports.map"
         ll.write_text(llvm_ir)
         exports.write_text(EXPORTS_MAP)
-        for cmd in codegen.commands(str(ll), str(obj), str(so), str(exports), Tools.installed()):
-            run_tool(cmd, "link" if cmd[0] == Tools.installed().cc else "codegen")
+        tools_ = Tools.installed()
+        for cmd in codegen.commands(str(ll), str(obj), str(so), str(exports), tools_):
+            run_tool(cmd, "link" if cmd[0] == tools_.cc else "codegen")
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
     _atomic_write(lib, data)

@@ -138,6 +138,8 @@ def cmd_profile(args) -> int:
 
     model = _load_factory(args.model)()
     inputs = tuple(_random_input(*s) for s in args.input)
+    if args.verbose:
+        cuvil.set_log_level("DEBUG")
     try:
         fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True)
         check = _compare_with_eager(fast, model, inputs, args)
@@ -183,6 +185,7 @@ def _model_and_inputs_args(p):
     p.add_argument("--rtol", type=float, default=1e-4,
                    help="allowed error vs eager relative to the largest eager output (default 1e-4)")
     p.add_argument("--atol", type=float, default=1e-5, help="allowed absolute error vs eager (default 1e-5)")
+    p.add_argument("-v", "--verbose", action="store_true", help="per-stage debug log")
 
 
 def main(argv=None) -> int:
@@ -193,7 +196,6 @@ def main(argv=None) -> int:
     comp = sub.add_parser("compile", help="compile a model built by a factory function")
     _model_and_inputs_args(comp)
     comp.add_argument("-o", "--output", required=True, help="output folder")
-    comp.add_argument("-v", "--verbose", action="store_true", help="per-stage debug log")
     prof = sub.add_parser("profile", help="time each kernel of a compiled model")
     _model_and_inputs_args(prof)
     prof.add_argument("--runs", type=int, default=20, help="timed calls (default 20)")

@@ -15,7 +15,7 @@ def cuvil_ops_to_linalg(module) -> None:
 
 def to_llvm_dialect(module, num_threads: int = 1, profile: bool = False) -> None:
     """In place: tensors -> memrefs -> LLVM dialect (entry arguments read-only)."""
-    pipeline.PassPipeline("lower", "llvm", pipeline.lower_passes(num_threads, profile)).run(module)
+    pipeline.compile_pipeline(num_threads, profile=profile).step("lower").run(module)
 
 
 def translate_to_llvm_ir(llvm_dialect_text: str) -> str:
