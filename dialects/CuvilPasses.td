@@ -286,6 +286,33 @@ def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::func::Func
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "::mlir::func::FuncOp"> {
+  let summary = "Contractions read bf16 / f16 operands and accumulate in f32";
+  let description = [{
+    For each linalg.matmul, linalg.batch_matmul and linalg.conv_2d_nchw_fchw
+    with an f32 result (named ops: their bodies extend the operands to the
+    result type):
+      * an operand produced by an elementwise linalg.generic that only
+        extends bf16 / f16 to f32 (what torch-mlir emits for a bf16 or fp16
+        model: PyTorch accumulates its matmuls in f32) is replaced by the
+        narrow tensor it reads: the kernel reads half the bytes and can use
+        the host's bf16 dot-product / matrix units;
+      * with `element-type=bf16|f16` (`cuvil.compile(precision=...)`), an f32
+        operand is truncated to that type first (a separate elementwise op;
+        on a weight that is weight-only work, hoisted into @main_prepack by
+        cuvil-split-prepack).
+    Both operands must end up with the same narrow type, else the op is left
+    as it is. The accumulator, and every op that is not a contraction
+    (softmax, norms, reductions, GELU), stays f32.
+  }];
+  let options = [
+    Option<"elementType", "element-type", "std::string", /*default=*/"\"\"",
+           "bf16 | f16: truncate f32 contraction operands to it; empty: only fold existing extensions">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def CuvilProfileKernels : Pass<"cuvil-profile-kernels", "::mlir::ModuleOp"> {
   let summary = "Time every call of an outlined kernel (a cuvil.kernel function)";
   let description = [{

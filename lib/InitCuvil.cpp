@@ -16,6 +16,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilLowerToLinalg();
     registerCuvilMarkWeights();
     registerCuvilMathApprox();
+    registerCuvilNarrowContractionOperands();
     registerCuvilOutlineKernels();
     registerCuvilPartitionParallelLoops();
     registerCuvilPrepareEntryPoints();

@@ -18,7 +18,7 @@ import numpy as np
 from . import artifact, pipeline, tools
 
 _C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t", "i8": "int8_t",
-            "f16": "uint16_t", "i1": "bool"}
+            "f16": "uint16_t", "bf16": "uint16_t", "i1": "bool"}   # 16-bit floats as their bits
 
 
 def _align(n: int, a: int = 64) -> int:

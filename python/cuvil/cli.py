@@ -15,7 +15,8 @@ time of each kernel per call (cuvil.profiling).
 
 Both exit with status 1 when the compiled result is further from eager than
 `--atol + --rtol * max|eager|` (defaults 1e-5 and 1e-4, fp32 with reassociated
-sums); what they write is written all the same, so the IR can be inspected.
+sums; with --precision bf16 / fp16 the default rtol is 3e-2 / 5e-3: operands
+rounded to 8 / 11 significant bits); what they write is written all the same, so the IR can be inspected.
 """
 import argparse
 import importlib.util
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from ._version import LLVM_VERSION, __version__
 
-_DTYPES = {"f32": "float32", "f16": "float16", "f64": "float64",
+_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
            "i64": "int64", "i32": "int32", "i8": "int8", "i1": "bool"}
 
 
@@ -91,7 +92,13 @@ def _compare_with_eager(fast, model, inputs, args) -> _EagerComparison:
     import torch
     with torch.no_grad():
         got, want = fast(*inputs), model(*inputs)
-    return _EagerComparison(got, want, args.rtol, args.atol)
+    rtol = args.rtol if args.rtol is not None else _DEFAULT_RTOL[args.precision]
+    return _EagerComparison(got, want, rtol, args.atol)
+
+
+# The default --rtol per --precision: a few roundings of the operands'
+# significand (bf16: 8 bits, fp16: 11) over sums of many products.
+_DEFAULT_RTOL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 5e-3}
 
 
 def cmd_compile(args) -> int:
@@ -104,7 +111,7 @@ def cmd_compile(args) -> int:
         cuvil.set_log_level("DEBUG")
     try:
         # Not from the cache: every stage runs, so that its IR can be written.
-        fast = CompiledModule(model, inputs, use_cache=False)
+        fast = CompiledModule(model, inputs, use_cache=False, precision=args.precision)
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
@@ -141,7 +148,8 @@ def cmd_profile(args) -> int:
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
-        fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True)
+        fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True,
+                             precision=args.precision)
         check = _compare_with_eager(fast, model, inputs, args)
         with torch.no_grad():
             profile = fast.profile(*inputs, runs=args.runs)
@@ -182,8 +190,11 @@ def _model_and_inputs_args(p):
     p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
     p.add_argument("--input", action="append", type=parse_input_spec, required=True,
                    help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
-    p.add_argument("--rtol", type=float, default=1e-4,
-                   help="allowed error vs eager relative to the largest eager output (default 1e-4)")
+    p.add_argument("--precision", choices=sorted(_DEFAULT_RTOL), default="fp32",
+                   help="operand type of matmuls and convolutions (f32 accumulation; default fp32)")
+    p.add_argument("--rtol", type=float, default=None,
+                   help="allowed error vs eager relative to the largest eager output "
+                        "(default 1e-4; bf16 3e-2, fp16 5e-3)")
     p.add_argument("--atol", type=float, default=1e-5, help="allowed absolute error vs eager (default 1e-5)")
     p.add_argument("-v", "--verbose", action="store_true", help="per-stage debug log")
 

@@ -31,10 +31,11 @@ class CompiledModule:
     """What `cuvil.compile` returns. Call it like the model."""
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
-                 num_threads=None, schedule=None, use_cache=True, dynamic_dims=None, profile=False):
+                 num_threads=None, schedule=None, use_cache=True, dynamic_dims=None, profile=False,
+                 precision="fp32"):
         self.options = CompileOptions.make(target=target, opt_level=opt_level, num_threads=num_threads,
                                            profile=profile, dynamic_dims=dynamic_dims, schedule=schedule,
-                                           use_cache=use_cache)
+                                           use_cache=use_cache, precision=precision)
         self.model = model.eval()
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
@@ -107,10 +108,11 @@ class CompiledModule:
         from torch.utils import _pytree as pytree
         sig = self._signature_for(args)
         weights.rebind_if_changed(sig)   # the model's weights changed since: use the new ones
-        arrays = [a.detach().contiguous().numpy() for a in args]
+        arrays = [execution.to_array(a) for a in args]
         inputs = [arrays[key] for role, key in sig.contract.main_args if role == "input"]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
-        return pytree.tree_unflatten([torch.from_numpy(o) for o in outs], sig.contract.out_spec)
+        return pytree.tree_unflatten([execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)],
+                                     sig.contract.out_spec)
 
     def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":
         """Runs the model `runs` times on `args` (after `warmup` calls) and
@@ -270,12 +272,18 @@ class CompiledModule:
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None, profile=False):
+            dynamic_dims=None, profile=False, precision="fp32"):
     """Compiles `model` (torch.nn.Module) to native code; see CompiledModule.
 
+    precision: "fp32" (default), "bf16" or "fp16": the operand type of the
+    model's matmuls, batch matmuls and convolutions (they accumulate in f32;
+    weights are converted once, when bound; everything else stays f32; inputs
+    and outputs keep their dtypes). Expect the error of eager bf16 / fp16:
+    about 2^-8 / 2^-11 of each product's size, growing with sqrt(K).
     dynamic_dims: {input index: dim or [dims]} compiled as symbolic sizes
     (e.g. {0: 0} for a dynamic batch): one build serves all their sizes.
     profile: compile kernel timers in; `.profile(*inputs)` then reports the
     time of each kernel (cuvil.profiling)."""
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
-                          num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile)
+                          num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
+                          precision=precision)

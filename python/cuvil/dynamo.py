@@ -6,7 +6,7 @@ cuvil is needed. Each graph Dynamo captures is compiled with cuvil.compile
 device, more than max_recompiles signatures), run eagerly after one warning
 naming the op or the reason (signatures compiled before stay compiled),
 unless `options={"strict": True}`, which raises instead.
-Options: target, opt_level, num_threads, strict, max_recompiles, schedule;
+Options: target, opt_level, num_threads, precision, strict, max_recompiles, schedule;
 torch.compile's `mode=` is accepted (every mode builds the same code).
 """
 import logging
@@ -16,7 +16,7 @@ from .errors import CuvilError
 
 log = logging.getLogger("cuvil")
 
-_KNOWN_OPTIONS = {"target", "opt_level", "num_threads", "strict", "max_recompiles", "schedule"}
+_KNOWN_OPTIONS = {"target", "opt_level", "num_threads", "precision", "strict", "max_recompiles", "schedule"}
 # torch.compile(mode=...) passes its mode to the backend as a keyword. Cuvil
 # builds the same code for each of them (its schedules take no search yet);
 # "reduce-overhead" and the no-cudagraphs variant are about CUDA graphs.

@@ -15,7 +15,26 @@ import numpy as np
 ALIGNMENT = 64
 
 _NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
-              "i32": np.int32, "i8": np.int8, "i1": np.bool_}
+              "i32": np.int32, "i8": np.int8, "i1": np.bool_,
+              # numpy has no bfloat16: its arrays hold the bits (torch views them back).
+              "bf16": np.int16}
+
+
+def to_array(tensor) -> np.ndarray:
+    """A C-contiguous numpy view of a CPU tensor (no copy when it already is
+    contiguous); bfloat16 as its 16-bit patterns."""
+    import torch
+    t = tensor.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy()
+    return t.numpy()
+
+
+def to_tensor(array: np.ndarray, dtype: str):
+    """The torch tensor over `array` (MLIR element type `dtype`), no copy."""
+    import torch
+    t = torch.from_numpy(array)
+    return t.view(torch.bfloat16) if dtype == "bf16" else t
 
 
 @dataclass(frozen=True)

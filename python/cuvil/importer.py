@@ -105,7 +105,13 @@ NO_TM_TENSOR_DECOMPS = {torch.ops.aten.cumsum.default: cumsum_via_tril}
 
 def native_layer_norm_f32(x, normalized_shape, weight, bias, eps):
     """PyTorch's own decomposition goes through aten.var_mean.correction, which torch-mlir
-    decomposes in f64 (extf -> f64 sums -> truncf). This keeps LayerNorm in the input dtype."""
+    decomposes in f64 (extf -> f64 sums -> truncf). This keeps LayerNorm in the input dtype,
+    but computes bf16 / fp16 ones in f32 as eager does (sums of 768 values in bf16 lose
+    most of their bits); mean and rstd are returned in the input dtype, as on CPU."""
+    dtype = x.dtype
+    wide = dtype in (torch.bfloat16, torch.float16)
+    if wide:
+        x = x.float()
     dims = list(range(x.dim() - len(normalized_shape), x.dim()))
     mean = torch.mean(x, dims, keepdim=True)
     xc = x - mean
@@ -113,9 +119,11 @@ def native_layer_norm_f32(x, normalized_shape, weight, bias, eps):
     rstd = torch.rsqrt(var + eps)
     out = xc * rstd
     if weight is not None:
-        out = out * weight
+        out = out * (weight.float() if wide else weight)
     if bias is not None:
-        out = out + bias
+        out = out + (bias.float() if wide else bias)
+    if wide:
+        return out.to(dtype), mean.to(dtype), rstd.to(dtype)
     return out, mean, rstd
 
 

@@ -6,6 +6,8 @@ and Cuvil's environment variables (Environment: every CUVIL_* read here).
     CUVIL_CACHE_STRUCTURAL  0: no warm start from the model's structure (always import)
     CUVIL_REPRO_DIR         where failing stages save their IR (default $TMPDIR/cuvil-repro)
     CUVIL_CACHE_MAX_BYTES   size cap of the cache's libraries (default 5e9); least recently used go first
+    CUVIL_CPU_FEATURES      edits the host CPU features kernels are picked from, e.g. -amx,-avx512_bf16
+                            (cuvil.cpu_features)
 """
 import os
 import tempfile
@@ -25,6 +27,7 @@ class Environment:
     structural_cache: bool
     repro_dir: Path
     cache_max_bytes: int = 5 * 10 ** 9
+    cpu_features: str = ""
 
     @classmethod
     def read(cls) -> "Environment":
@@ -43,12 +46,20 @@ class Environment:
             raise ValueError(f"CUVIL_CACHE_MAX_BYTES={cap!r} is not a number of bytes") from None
         return cls(num_threads=num_threads, cache_dir=Path(cache), cache_max_bytes=cache_max_bytes,
                    structural_cache=env.get("CUVIL_CACHE_STRUCTURAL", "1") != "0",
+                   cpu_features=env.get("CUVIL_CPU_FEATURES", ""),
                    repro_dir=Path(env.get("CUVIL_REPRO_DIR") or os.path.join(tempfile.gettempdir(), "cuvil-repro")))
 
 
 def environment() -> Environment:
     return Environment.read()
 
+
+#: cuvil.compile(precision=...): the element type matmuls, batch matmuls and
+#: convolutions read their operands in (weights converted once, in
+#: main_prepack; accumulation, softmax, norms, reductions, GELU stay f32;
+#: inputs and outputs keep the model's dtype). A bf16 / fp16 model computes
+#: its contractions on bf16 / fp16 operands whatever this says.
+PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16"}
 
 # {input index: {dim: symbol name}} as a hashable, ordered tuple.
 DynamicDims = Tuple[Tuple[int, Tuple[Tuple[int, str], ...]], ...]
@@ -73,6 +84,8 @@ class CompileOptions:
     dynamic_dims: DynamicDims = ()
     schedule: Optional[Tuple[Tuple[str, str], ...]] = None   # None: the default schedule
     use_cache: bool = True
+    # Contractions' operand type (accumulation stays f32; see PRECISIONS).
+    precision: str = "fp32"
 
     def __post_init__(self):
         if self.target != "host":
@@ -81,16 +94,18 @@ class CompileOptions:
             raise ValueError(f"opt_level must be 0..3, got {self.opt_level!r}")
         if self.num_threads is not None and int(self.num_threads) < 1:
             raise ValueError(f"num_threads must be >= 1, got {self.num_threads}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {self.precision!r}")
 
     @classmethod
     def make(cls, target="host", opt_level=3, num_threads=None, profile=False, dynamic_dims=None,
-             schedule=None, use_cache=True) -> "CompileOptions":
+             schedule=None, use_cache=True, precision="fp32") -> "CompileOptions":
         """From the arguments users pass (dynamic_dims as {input: dim | [dims] | {dim: name}})."""
         dyn = tuple(sorted((int(i), tuple(sorted(_dim_names(i, d).items())))
                            for i, d in (dynamic_dims or {}).items()))
         return cls(target=target, opt_level=opt_level, num_threads=num_threads, profile=bool(profile),
                    dynamic_dims=dyn, schedule=None if schedule is None else tuple(map(tuple, schedule)),
-                   use_cache=use_cache)
+                   use_cache=use_cache, precision=precision)
 
     @property
     def dynamic(self) -> Dict[int, Dict[int, str]]:
@@ -104,12 +119,14 @@ class CompileOptions:
 
     def pipeline(self, threads: int) -> pipeline_module.Pipeline:
         return pipeline_module.compile_pipeline(threads, opt_level=self.opt_level, profile=self.profile,
-                                         schedule=self.schedule)
+                                                schedule=self.schedule, precision=self.precision)
 
     def cache_key_parts(self, pipe: pipeline_module.Pipeline) -> Sequence[str]:
         """What decides the generated code besides the model's IR: the pipeline
         (passes, script texts, threads), the dynamic dims, the C runtime linked
         into every library, the build of the passes themselves, the host CPU."""
         from . import artifact
+        from . import cpu_features
         return (pipe.fingerprint(), f"dynamic={list(self.dynamic_dims)}",
-                artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu())
+                artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu(),
+                "features=" + ",".join(sorted(cpu_features.features())))

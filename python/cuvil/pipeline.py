@@ -166,6 +166,8 @@ class Codegen:
     num_threads: int
     cpu: str = "native"
     profile: bool = False
+    # llc / opt -mattr: the host features CUVIL_CPU_FEATURES removed (cuvil.cpu_features).
+    mattr: str = ""
     # A cross build (e.g. "aarch64-linux-gnu", cuvil.export): llc targets that
     # triple's generic CPU and the object is not linked here.
     triple: Optional[str] = None
@@ -185,10 +187,11 @@ class Codegen:
         cmds, llc_input = [], ll
         if self.num_threads > 1:
             bc = obj[:-2] + ".bc" if obj.endswith(".o") else obj + ".bc"
-            cmds.append([tools.opt, f"-passes={self.CORO_PASSES}", f"-mcpu={self.cpu}", ll, "-o", bc])
+            cmds.append([tools.opt, f"-passes={self.CORO_PASSES}", f"-mcpu={self.cpu}", *self._mattr(), ll,
+                         "-o", bc])
             llc_input = bc
-        target = f"-mtriple={self.triple}" if self.triple else f"-mcpu={self.cpu}"
-        cmds.append([tools.llc, "-O3", target, "-filetype=obj", "--relocation-model=pic",
+        target = [f"-mtriple={self.triple}"] if self.triple else [f"-mcpu={self.cpu}", *self._mattr()]
+        cmds.append([tools.llc, "-O3", *target, "-filetype=obj", "--relocation-model=pic",
                      llc_input, "-o", obj])
         if self.triple:
             return cmds
@@ -202,6 +205,9 @@ class Codegen:
                      *(["-pthread", f"-DCUVIL_NUM_THREADS={self.num_threads}"] if parallel else []),
                      *defines, "-lm"])
         return cmds
+
+    def _mattr(self) -> List[str]:
+        return [f"-mattr={self.mattr}"] if self.mattr else []
 
     def run(self, llvm_ir: str, key: str) -> Path:
         """Builds the library into the cache (artifact); returns its path."""
@@ -254,7 +260,7 @@ def _digest(text: str) -> str:
 
 # -- the passes ----------------------------------------------------------------
 
-def raise_passes(pack_script: Path) -> Tuple[str, ...]:
+def raise_passes(pack_script: Path, narrow_type: str = "") -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
@@ -268,7 +274,9 @@ def raise_passes(pack_script: Path) -> Tuple[str, ...]:
     p.v) that the matmul schedules no longer match. Then the convolutions become
     transposes, 1-D transforms and (batch) matmuls with weight-only filter
     transforms, and i1 tensors between linalg ops become i8 so the schedules
-    vectorize them. pack_cpu.mlir packs the rhs of each large matmul into
+    vectorize them. Contractions then take bf16 / f16 operands where the model
+    extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
+    ("bf16", "f16": precision=) asks; they accumulate in f32. pack_cpu.mlir packs the rhs of each large matmul into
     64-column panels before cuvil-split-prepack, so that packing a weight runs
     once, in main_prepack. Unit dimensions are dropped late (1x128x768 ->
     128x768: the schedules see rank <= 4 ops with projected-permutation maps).
@@ -280,6 +288,8 @@ def raise_passes(pack_script: Path) -> Tuple[str, ...]:
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
             "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv)", "canonicalize", "cse",
+            "func.func(cuvil-narrow-contraction-operands"
+            + (f"{{element-type={narrow_type}}}" if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
             "transform-interpreter{entry-point=cuvil_pack_matmul_rhs}", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
@@ -427,21 +437,26 @@ def _short_paths(p: str) -> str:
 
 
 def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = False,
-                     schedule: Optional[Sequence[Tuple[str, str]]] = None, cpu: str = "native") -> Pipeline:
+                     schedule: Optional[Sequence[Tuple[str, str]]] = None, cpu: str = "native",
+                     precision: str = "fp32") -> Pipeline:
     """The pipeline `cuvil.compile` runs for these options. `schedule`: (transform
     script, entry sequence) pairs, default cuvil.scheduling.DEFAULT_SCHEDULE;
-    opt_level 0 runs none (scalar loops)."""
+    opt_level 0 runs none (scalar loops). `precision` (cuvil.options.PRECISIONS)
+    sets the contractions' operand type."""
+    from . import cpu_features
+    from .options import PRECISIONS
     from .scheduling import DEFAULT_SCHEDULE
     from .transform import script_path
     schedule = DEFAULT_SCHEDULE if schedule is None else schedule
     pack = script_path("pack_cpu")
     scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
     return Pipeline(steps=(
-        PassPipeline("raise", "cuvil", raise_passes(pack), libraries=(pack,)),
+        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision]), libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
         Translate(),
-        Codegen(num_threads=num_threads, cpu=cpu, profile=profile),
+        Codegen(num_threads=num_threads, cpu=cpu, profile=profile,
+                mattr=cpu_features.llvm_mattr() if cpu == "native" else ""),
     ))
 
 

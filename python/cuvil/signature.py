@@ -9,7 +9,7 @@ import numpy as np
 from . import execution
 
 # Element types Cuvil takes at its boundary, MLIR name -> torch dtype name.
-MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "i64": "int64",
+MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
                  "i32": "int32", "i8": "int8", "i1": "bool"}
 
 

@@ -61,7 +61,7 @@ def bind(sig) -> None:
     compile again."""
     tensors = sig.weight_tensors
     sig.weight_state = state(tensors)
-    sig.weights = {n: execution.as_aligned(t.detach().contiguous().numpy()) for n, t in tensors.items()}
+    sig.weights = {n: execution.as_aligned(execution.to_array(t)) for n, t in tensors.items()}
     versions = {n: t._version for n, t in tensors.items()}
     sig.prepacked = _prepack(sig.library, sig.contract, sig.weights, versions)
     sig.packed = sig.prepacked.arrays if sig.prepacked is not None else []

@@ -1,0 +1,141 @@
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands,canonicalize))" | FileCheck %s --check-prefix=FOLD
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands{element-type=bf16},canonicalize))" | FileCheck %s --check-prefix=BF16
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands{element-type=f16},canonicalize))" | FileCheck %s --check-prefix=F16
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// What torch-mlir emits for a bf16 nn.Linear: both operands extended to f32.
+// FOLD-LABEL: func.func @bf16_model_matmul
+// FOLD-NOT:     arith.extf
+// FOLD:         linalg.matmul ins(%arg0, %arg1 : tensor<8x16xbf16>, tensor<16x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+// BF16-LABEL: func.func @bf16_model_matmul
+// BF16:         linalg.matmul ins(%arg0, %arg1 : tensor<8x16xbf16>, tensor<16x32xbf16>)
+// The model's own narrow type wins over element-type: never bf16 -> f32 -> f16.
+// F16-LABEL: func.func @bf16_model_matmul
+// F16:         linalg.matmul ins(%arg0, %arg1 : tensor<8x16xbf16>, tensor<16x32xbf16>)
+func.func @bf16_model_matmul(%a: tensor<8x16xbf16>, %b: tensor<16x32xbf16>) -> tensor<8x32xf32> {
+  %ea = tensor.empty() : tensor<8x16xf32>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x16xbf16>) outs(%ea : tensor<8x16xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<8x16xf32>
+  %eb = tensor.empty() : tensor<16x32xf32>
+  %b32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<16x32xbf16>) outs(%eb : tensor<16x32xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<16x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%a32, %b32 : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// An f32 model: only element-type truncates (operands, not the accumulator).
+// FOLD-LABEL: func.func @f32_batch_matmul
+// FOLD:         linalg.batch_matmul ins(%arg0, %arg1 : tensor<2x8x16xf32>, tensor<2x16x4xf32>)
+// BF16-LABEL: func.func @f32_batch_matmul
+// BF16-DAG:     %[[A:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x16xf32>) outs(%{{.*}} : tensor<2x8x16xbf16>)
+// BF16-DAG:     arith.truncf %{{.*}} : f32 to bf16
+// BF16-DAG:     %[[B:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x16x4xf32>) outs(%{{.*}} : tensor<2x16x4xbf16>)
+// BF16:         linalg.batch_matmul ins(%[[A]], %[[B]] : tensor<2x8x16xbf16>, tensor<2x16x4xbf16>) outs(%arg2 : tensor<2x8x4xf32>)
+// F16-LABEL: func.func @f32_batch_matmul
+// F16:          linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x8x16xf16>, tensor<2x16x4xf16>) outs(%arg2 : tensor<2x8x4xf32>)
+func.func @f32_batch_matmul(%a: tensor<2x8x16xf32>, %b: tensor<2x16x4xf32>, %c: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<2x8x16xf32>, tensor<2x16x4xf32>) outs(%c : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  return %r : tensor<2x8x4xf32>
+}
+
+// -----
+
+// Convolutions keep their strides; dynamic sizes are truncated with their sizes.
+// BF16-LABEL: func.func @conv_dynamic_batch
+// BF16:         %[[D:.*]] = tensor.dim %arg0, %c0
+// BF16:         tensor.empty(%[[D]]) : tensor<?x3x9x9xbf16>
+// BF16:         linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<?x3x9x9xbf16>, tensor<4x3x3x3xbf16>)
+func.func @conv_dynamic_batch(%x: tensor<?x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %o: tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+      ins(%x, %w : tensor<?x3x9x9xf32>, tensor<4x3x3x3xf32>) outs(%o : tensor<?x4x4x4xf32>) -> tensor<?x4x4x4xf32>
+  return %r : tensor<?x4x4x4xf32>
+}
+
+// -----
+
+// One operand extended from bf16, the other from f16: left as it is.
+// BF16-LABEL: func.func @mixed_narrow_types
+// BF16:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @mixed_narrow_types(%a: tensor<4x4xbf16>, %b: tensor<4x4xf16>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %a32 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xbf16>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %y = arith.extf %x : bf16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  %b32 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<4x4xf16>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %y = arith.extf %x : f16 to f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  %r = linalg.matmul ins(%a32, %b32 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A bf16 model's GELU, fused with the upcast of its result: it yields the
+// bf16 value instead (its only user is the matmul), no truncation needed.
+// FOLD-LABEL: func.func @producer_yields_extension
+// FOLD:         %[[E:.*]] = tensor.empty() : tensor<8x16xbf16>
+// FOLD:         %[[G:.*]] = linalg.generic {{.*}} outs(%[[E]] : tensor<8x16xbf16>)
+// FOLD:           %[[T:.*]] = arith.truncf
+// FOLD-NEXT:      linalg.yield %[[T]] : bf16
+// FOLD:         linalg.matmul ins(%[[G]], %arg1 : tensor<8x16xbf16>, tensor<16x32xbf16>)
+#idp = affine_map<(d0, d1) -> (d0, d1)>
+func.func @producer_yields_extension(%x: tensor<8x16xf32>, %b: tensor<16x32xbf16>, %c: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %a = linalg.generic {indexing_maps = [#idp, #idp], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.truncf %v : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<8x16xf32>
+  %eb = tensor.empty() : tensor<16x32xf32>
+  %b32 = linalg.generic {indexing_maps = [#idp, #idp], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<16x32xbf16>) outs(%eb : tensor<16x32xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %w = arith.extf %v : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<16x32xf32>
+  %r = linalg.matmul ins(%a, %b32 : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// The same producer with a second user keeps its f32 result: without
+// element-type the matmul stays f32.
+// FOLD-LABEL: func.func @producer_with_two_users
+// FOLD:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16x32xf32>)
+#idq = affine_map<(d0, d1) -> (d0, d1)>
+func.func @producer_with_two_users(%x: tensor<8x16xf32>, %b: tensor<16x32xf32>, %c: tensor<8x32xf32>) -> (tensor<8x32xf32>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %a = linalg.generic {indexing_maps = [#idq, #idq], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.truncf %v : f32 to bf16
+    %w = arith.extf %t : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<8x16xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r, %a : tensor<8x32xf32>, tensor<8x16xf32>
+}
