@@ -17,8 +17,9 @@ from torch import nn
 from torch.utils import _pytree as pytree
 
 import cuvil
+from cuvil import execution
 
-from models import CNN
+from models import CNN, MLP
 
 HERE = Path(__file__).parent
 CROSS = "aarch64-linux-gnu"
@@ -96,14 +97,14 @@ def _run_from_c(exe: Path, out: Path, inputs, want, work: Path, runner=()):
     tensors `want`; returns the outputs read back in want's dtypes/shapes."""
     args = [*runner, str(exe), str(out / "weights.bin")]
     for i, x in enumerate(inputs):
-        x.numpy().tofile(work / f"in{i}.bin")
+        execution.to_array(x).tofile(work / f"in{i}.bin")   # bf16: its bits
         args.append(str(work / f"in{i}.bin"))
     for j, w in enumerate(want):
-        args += [str(work / f"out{j}.bin"), str(w.numpy().nbytes)]
+        args += [str(work / f"out{j}.bin"), str(execution.to_array(w).nbytes)]
     proc = subprocess.run(args, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(f"ran {len(inputs)} input(s) -> {len(want)} output(s)")
-    return [np.fromfile(work / f"out{j}.bin", dtype=w.numpy().dtype).reshape(w.shape)
+    return [np.fromfile(work / f"out{j}.bin", dtype=execution.to_array(w).dtype).reshape(w.shape)
             for j, w in enumerate(want)]
 
 
@@ -177,6 +178,23 @@ def test_exported_int64_inputs_and_several_outputs_match_eager(tmp_path, as_dict
                                        else [torch.float32, torch.float32, torch.int64, torch.float32])
     _build_driver(out, tmp_path / "run_model_io")
     _assert_matches(_run_from_c(tmp_path / "run_model_io", out, inputs, want, tmp_path), want)
+
+
+def test_exported_bf16_model_runs_from_c(tmp_path):
+    """bf16 buffers cross the C API as their 16-bit patterns (uint16_t)."""
+    torch.manual_seed(0)
+    model = MLP((64, 128, 16)).eval().to(torch.bfloat16)
+    x = torch.randn(4, 64).bfloat16()
+    out = cuvil.export(model, (x,), tmp_path / "artifact")
+    described = re.findall(r"^ \*   ((?:input|output) \d+: .*)$", (out / "model.h").read_text(), re.M)
+    assert described == ["input 0: uint16_t[4][64] (bfloat16)", "output 0: uint16_t[4][16] (bfloat16)"]
+    _build_driver(out, tmp_path / "run_model_io")
+    with torch.no_grad():
+        want = [model(x)]
+    (bits,) = _run_from_c(tmp_path / "run_model_io", out, (x,), want, tmp_path)
+    got = execution.to_tensor(bits, "bf16")
+    # The same math as cuvil.compile's (f32 accumulation): one bf16 rounding of eager's.
+    torch.testing.assert_close(got, want[0], rtol=2 ** -7, atol=2 ** -7 * float(want[0].abs().max()))
 
 
 def test_model_header_declares_the_api_and_describes_the_buffers(tmp_path):

@@ -1,0 +1,210 @@
+"""bf16 / fp16: models converted with .to(torch.bfloat16) / .half(), and
+cuvil.compile(precision=...) on fp32 models. Numerics against fp32 eager:
+a bf16 model's error must stay within 2x eager bf16's own error (plus one
+bf16 rounding of the output scale: both round the same values, once more or
+less), and precision="bf16" within 3% of the output scale; dtypes are kept."""
+import copy
+
+import pytest
+import torch
+
+import cuvil
+from cuvil import cpu_features
+from cuvil.compiler import CompiledModule
+from models import CNN, MLP, SMALL_BERT, SMALL_GPT2, SMALL_MLP, BasicBlock, LastHidden, bert, gpt2, randomize_bn
+
+LOW = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _max_error(got, want) -> float:
+    return float((got.double() - want.double()).abs().max())
+
+
+def _models():
+    torch.manual_seed(0)
+    mlp = MLP(SMALL_MLP)
+    block = randomize_bn(BasicBlock(16, 32, 2))
+    return [
+        ("mlp", mlp, lambda: torch.randn(16, SMALL_MLP[0])),
+        ("cnn", randomize_bn(CNN()), lambda: torch.randn(2, 3, 16, 16)),
+        ("resnet_block", block, lambda: torch.randn(1, 16, 14, 14)),
+        ("gpt2", LastHidden(gpt2(**SMALL_GPT2)), lambda: torch.randint(0, 1000, (1, 32))),
+        ("bert", LastHidden(bert(**SMALL_BERT)), lambda: torch.randint(0, 1000, (1, 32))),
+    ]
+
+
+MODELS = {name: (model.eval(), make) for name, model, make in _models()}
+
+
+def _inputs(make, dtype):
+    x = make()
+    return x.to(dtype) if x.is_floating_point() else x
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt2", "bert"])
+def test_low_precision_model_matches_fp32_eager_like_eager_does(name, dtype):
+    model32, make = MODELS[name]
+    low = copy.deepcopy(model32).to(LOW[dtype]).eval()
+    torch.manual_seed(1)
+    x32 = make()
+    x = _inputs(lambda: x32, LOW[dtype])
+    with torch.no_grad():
+        ref, eager = model32(x32), low(x)
+        got = CompiledModule(low, (x,))(x)
+    assert got.dtype == eager.dtype == LOW[dtype] and got.shape == eager.shape
+    eager_err, err = _max_error(eager, ref), _max_error(got, ref)
+    one_rounding = torch.finfo(LOW[dtype]).eps * float(ref.abs().max())
+    assert err <= 2 * eager_err + one_rounding, (err, eager_err)
+
+
+def test_bf16_model_contractions_read_bf16_and_weights_are_packed_once():
+    model32, make = MODELS["mlp"]
+    low = copy.deepcopy(model32).to(torch.bfloat16)
+    x = make().bfloat16()
+    fast = CompiledModule(low, (x,), use_cache=False)
+    ir = fast.stage_ir("cuvil")
+    # Every matmul kernel reads bf16 activations and bf16 packed weights into f32.
+    kernels = [line for line in ir.splitlines() if "linalg.generic" in line and "reduction" in line
+               and "tensor<16x" in line]
+    assert kernels and all("xbf16>, tensor<" in k and "xf32>)" in k for k in kernels), kernels
+    prepack = ir[ir.index("func.func @main_prepack"):].splitlines()[0]
+    assert "xbf16>" in prepack.split("->")[1] and "xf32>" not in prepack.split("->")[1], prepack
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize("name", ["mlp", "resnet_block", "gpt2", "bert"])
+def test_precision_option_on_fp32_models(name, precision):
+    model32, make = MODELS[name]
+    torch.manual_seed(2)
+    x = make()
+    with torch.no_grad():
+        ref = model32(x)
+        fast = CompiledModule(model32, (x,), precision=precision)
+        got = fast(x)
+    assert got.dtype == ref.dtype == torch.float32
+    rel = _max_error(got, ref) / float(ref.abs().max())
+    assert rel <= (0.03 if precision == "bf16" else 0.005), rel
+    # ... and it is not fp32 in disguise: the error of rounding the operands shows.
+    assert rel > 1e-5, rel
+
+
+def test_precision_truncates_operands_not_accumulators():
+    model32, make = MODELS["mlp"]
+    x = make()
+    fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
+    raised = fast.stage_ir("cuvil")
+    contractions = [line for line in raised.splitlines() if "linalg.generic" in line and "reduction" in line
+                    and "tensor<16x" in line and "outs(" in line]
+    assert contractions and all("bf16>" in c.split("outs(")[0] and "xf32>" in c.split("outs(")[1]
+                                for c in contractions), contractions
+    # The weights are truncated once, in main_prepack.
+    prepack = raised[raised.index("func.func @main_prepack"):]
+    assert "arith.truncf" in prepack
+
+
+def test_precision_is_part_of_the_cache_key(tmp_path):
+    model32, make = MODELS["mlp"]
+    x = make()
+    a = CompiledModule(model32, (x,))
+    b = CompiledModule(model32, (x,), precision="bf16")
+    assert a.library_path != b.library_path
+    assert not torch.equal(a(x), b(x))
+
+
+def test_bad_precision_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"precision must be one of \['bf16', 'fp16', 'fp32'\], got 'int4'"):
+        cuvil.compile(torch.nn.Linear(4, 4), precision="int4")
+
+
+def test_bf16_inputs_and_outputs_cross_without_numpy_bfloat16():
+    class Scale(torch.nn.Module):
+        def forward(self, x):
+            return x * 2, x.float()
+
+    x = torch.randn(3, 5).bfloat16()
+    got = cuvil.compile(Scale())(x)
+    assert got[0].dtype == torch.bfloat16 and torch.equal(got[0], x * 2)
+    assert got[1].dtype == torch.float32 and torch.equal(got[1], x.float())
+    # A non-contiguous bf16 input is made contiguous, not misread.
+    xt = torch.randn(5, 3).bfloat16().t()
+    assert torch.equal(cuvil.compile(Scale())(xt)[0], xt * 2)
+
+
+def test_cpu_features_edits():
+    host = cpu_features.features("")
+    assert "avx512_bf16" not in cpu_features.features("-avx512_bf16")
+    assert not any(f.startswith("amx_") for f in cpu_features.features("-amx"))
+    assert cpu_features.features("-amx,+avx2") >= host - {f for f in host if f.startswith("amx_")}
+    if "avx512_bf16" in host:
+        assert cpu_features.llvm_mattr("-avx512_bf16") == "-avx512bf16"
+    assert cpu_features.llvm_mattr("-not_a_flag") == ""
+    with pytest.raises(ValueError, match="empty feature name"):
+        cpu_features.features("-")
+
+
+def test_removed_features_reach_the_code_generator(monkeypatch):
+    host = cpu_features.features("")
+    if "avx512_bf16" not in host:
+        pytest.skip("host has no avx512_bf16 to remove")
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", "-avx512_bf16")
+    from cuvil import pipeline
+    codegen = pipeline.compile_pipeline(1).step("codegen")
+    assert codegen.mattr == "-avx512bf16"
+    assert "-mattr=-avx512bf16" in codegen.fingerprint()
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "cuvil.cli", *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+MLP_FACTORY = """
+import sys; sys.path.insert(0, {examples!r})
+import torch
+from models import MLP
+def make():
+    torch.manual_seed(0)
+    return MLP((256, 512, 64)).eval()
+def make_bf16():
+    return make().to(torch.bfloat16)
+"""
+
+
+def test_cli_precision_flag_and_bf16_inputs(tmp_path):
+    import json
+    from pathlib import Path
+    factory = tmp_path / "mlp.py"
+    factory.write_text(MLP_FACTORY.format(examples=str(Path(__file__).parents[2] / "examples")))
+    # fp32's default rtol (1e-4) is far below bf16's rounding: the bf16 default is 3e-2.
+    proc = _cli("compile", f"{factory}:make", "--input", "8x256xf32", "--precision", "bf16", "-o", str(tmp_path / "a"))
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["within_tolerance"] and report["max_abs_error_vs_eager"] > 1e-5
+    assert "xbf16>" in (tmp_path / "a" / "model.cuvil.mlir").read_text()
+    # ... and with fp32's tolerance the same build is refused.
+    proc = _cli("compile", f"{factory}:make", "--input", "8x256xf32", "--precision", "bf16", "--rtol", "1e-6",
+                "-o", str(tmp_path / "b"))
+    assert proc.returncode == 1 and "exceeds the tolerance" in proc.stderr
+    proc = _cli("compile", f"{factory}:make_bf16", "--input", "8x256xbf16", "-o", str(tmp_path / "c"))
+    assert proc.returncode == 0, proc.stderr
+    proc = _cli("compile", f"{factory}:make", "--input", "8x256xf32", "--precision", "int3", "-o", str(tmp_path / "d"))
+    assert proc.returncode == 2 and "invalid choice: 'int3'" in proc.stderr
+
+
+def test_dynamo_backend_precision_option():
+    model32, make = MODELS["mlp"]
+    x = make()
+    torch._dynamo.reset()
+    fast = torch.compile(model32, backend="cuvil", options={"precision": "bf16", "strict": True})
+    with torch.no_grad():
+        got, ref = fast(x), model32(x)
+    rel = _max_error(got, ref) / float(ref.abs().max())
+    assert 1e-5 < rel <= 0.03, rel
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="precision must be one of"):
+        torch.compile(model32, backend="cuvil", options={"precision": "fp8", "strict": True})(x)
+    torch._dynamo.reset()
+
