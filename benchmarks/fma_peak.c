@@ -13,6 +13,7 @@
 // neighbours, and memory-bound kernels (transposes, elementwise ops) slow down
 // with it while FMA throughput does not.
 // Built by machine.py with `cc -O2 -march=native -pthread -shared`.
+#include <immintrin.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -72,6 +73,47 @@ double cuvil_bench_fma_gflops(int threads, int64_t iters) {
   for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
   t = now_s() - t;
   return (double)threads * iters * CHAINS * LANES * 2 / t * 1e-9;
+}
+
+// The bf16 dot-product roof (vdpbf16ps: 32 bf16 products summed pairwise
+// into 16 f32 lanes, 64 FLOP per instruction), what Cuvil's and oneDNN's bf16
+// kernels run on hosts with AVX512-BF16 and no AMX; -1 where the compiler
+// was not allowed the instruction (-march=native on a host without it).
+#ifdef __AVX512BF16__
+static void *spin_dpbf16(void *arg) {
+  struct job *job = arg;
+  __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80), y = (__m512bh)_mm512_set1_epi16(0x3380);
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0,
+         a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+#define STEP(a) a = _mm512_dpbf16_ps(a, x, y)
+  for (int64_t k = 0; k < job->iters; ++k) {
+    STEP(a0); STEP(a1); STEP(a2); STEP(a3); STEP(a4); STEP(a5);
+    STEP(a6); STEP(a7); STEP(a8); STEP(a9); STEP(a10); STEP(a11);
+  }
+#undef STEP
+  __m512 sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+  job->sink = sum[0];
+  return 0;
+}
+#endif
+
+double cuvil_bench_bf16_gflops(int threads, int64_t iters) {
+#ifdef __AVX512BF16__
+  pthread_t tid[64];
+  struct job jobs[64];
+  if (threads < 1 || threads > 64) return -1;
+  double t = now_s();
+  for (int i = 0; i < threads; ++i) {
+    jobs[i].iters = iters;
+    if (pthread_create(&tid[i], 0, spin_dpbf16, &jobs[i])) return -1;
+  }
+  for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
+  t = now_s() - t;
+  return (double)threads * iters * CHAINS * 64 / t * 1e-9;
+#else
+  (void)threads; (void)iters;
+  return -1;
+#endif
 }
 
 struct read_job { const vfloat *data; int64_t vectors, reps; float sink; };

@@ -38,6 +38,8 @@ def _library():
     lib.cuvil_bench_fma_flops_per_iter.restype = ctypes.c_int64
     lib.cuvil_bench_read_gbps.restype = ctypes.c_double
     lib.cuvil_bench_read_gbps.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    lib.cuvil_bench_bf16_gflops.restype = ctypes.c_double
+    lib.cuvil_bench_bf16_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
     lib.cuvil_bench_handoff_ns.restype = ctypes.c_double
     lib.cuvil_bench_handoff_ns.argtypes = [ctypes.c_int64]
     return lib
@@ -53,6 +55,20 @@ def probe(threads: int = 1, seconds: float = 0.15) -> float:
     iters = max(calibrate, int(seconds * gflops * 1e9 / lib.cuvil_bench_fma_flops_per_iter()))
     best = max(lib.cuvil_bench_fma_gflops(threads, iters) for _ in range(3))
     return best / threads
+
+
+def bf16_probe(threads: int = 1, seconds: float = 0.15):
+    """bf16 dot-product (vdpbf16ps) GFLOP/s per thread, like probe(); None on
+    a host without AVX512-BF16. (AMX hosts: the AMX roof is not probed; their
+    bf16 rows are compared against this one.)"""
+    _check_threads(threads)
+    lib = _library()
+    calibrate = 1_000_000
+    gflops = lib.cuvil_bench_bf16_gflops(1, calibrate)
+    if gflops < 0:
+        return None
+    iters = max(calibrate, int(seconds * gflops * 1e9 / (12 * 64)))
+    return max(lib.cuvil_bench_bf16_gflops(threads, iters) for _ in range(3)) / threads
 
 
 def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:
@@ -81,6 +97,9 @@ def snapshot(threads: int) -> dict:
     """The probes on `threads` threads: {"fma_gflops", "l3_read_gbps"} per
     thread, and with 2+ threads "handoff_ns" (core-to-core)."""
     snap = dict(fma_gflops=probe(threads), l3_read_gbps=bandwidth(threads))
+    bf16 = bf16_probe(threads)
+    if bf16 is not None:
+        snap["bf16_gflops"] = bf16
     handoff = handoff_ns() if threads >= 2 else None
     if handoff is not None:
         snap["handoff_ns"] = handoff

@@ -73,7 +73,10 @@ def measure_one(workload, system, threads, repeats, warmup):
                   machine={k: [before[k], after[k]] for k in before}, **stats)
     if flops:
         result["gflops"] = flops / med / 1e9
-        result["peak_fraction"] = result["gflops"] / (threads * min(result["machine"]["fma_gflops"]))
+        # bf16 systems against the bf16 dot-product roof where the host has one.
+        roof = "bf16_gflops" if system.endswith("-bf16") and "bf16_gflops" in result["machine"] else "fma_gflops"
+        result["peak_fraction"] = result["gflops"] / (threads * min(result["machine"][roof]))
+        result["roof"] = roof
     return result
 
 
@@ -146,12 +149,14 @@ def markdown(results, start=None):
             f"{r.get('compile_cached_s', float('nan')):.2f} | {r['max_abs_err']:.1e} |".replace("nan", ""))
     footer = ""
     if start:
-        probes = "; ".join(f"{t} thread(s): {p['fma_gflops']:.0f} GFLOP/s FMA, {p['l3_read_gbps']:.0f} GB/s "
+        probes = "; ".join(f"{t} thread(s): {p['fma_gflops']:.0f} GFLOP/s FMA, "
+                           + (f"{p['bf16_gflops']:.0f} GFLOP/s bf16 dot product, " if "bf16_gflops" in p else "")
+                           + f"{p['l3_read_gbps']:.0f} GB/s "
                            "L3 read per thread" + (f", {p['handoff_ns']:.0f} ns core-to-core handoff"
                                                    if "handoff_ns" in p else "")
                            for t, p in sorted(start.items()))
         footer = (f"\nMachine at the start of the run: {probes}. % peak = GFLOP/s / (threads x the FMA "
-                  "roof probed next to that row). \"busy\": a probe next to that row was more than 15% "
+                  "roof probed next to that row; -bf16 rows: the bf16 dot-product roof). \"busy\": a probe next to that row was more than 15% "
                   "worse than the best of that probe in this run (handoff: another placement of the "
                   "two vCPUs on the host, e.g. 30 vs 170 ns).\n")
     return "\n".join(rows) + "\n" + footer

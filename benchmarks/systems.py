@@ -123,7 +123,7 @@ def iree(model, inputs, threads, workload):
 WARM_STARTS = 3   # fresh processes timed per row; the median is reported
 
 
-def _warm_start(workload, threads) -> float:
+def _warm_start(workload, threads, precision="fp32") -> float:
     """Seconds `cuvil.compile` takes in a fresh process that finds the
     library in the cache (benchmarks/warm_start.py): the median of
     WARM_STARTS processes."""
@@ -134,7 +134,7 @@ def _warm_start(workload, threads) -> float:
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warm_start.py")
     seconds = []
     for _ in range(WARM_STARTS):
-        proc = subprocess.run([sys.executable, script, workload, str(threads)], capture_output=True,
+        proc = subprocess.run([sys.executable, script, workload, str(threads), precision], capture_output=True,
                               text=True, env=dict(os.environ))
         if proc.returncode != 0:
             tail = (proc.stderr.strip().splitlines() or ["?"])[-1][:200]
@@ -146,18 +146,65 @@ def _warm_start(workload, threads) -> float:
     return statistics.median(seconds)
 
 
-def cuvil(model, inputs, threads, workload):
+def cuvil(model, inputs, threads, workload, precision="fp32"):
     import cuvil as cv
     os.environ["CUVIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=_scratch())
     t = time.perf_counter()
-    fast = cv.compile(model, example_inputs=inputs, num_threads=threads)
+    fast = cv.compile(model, example_inputs=inputs, num_threads=threads, precision=precision)
     cold = time.perf_counter() - t
     # Cached: a restarted process finding the library in the cache; the cold
     # compile above wrote it.
-    stats = {"compile_cold_s": cold, "compile_cached_s": _warm_start(workload, threads)}
+    stats = {"compile_cold_s": cold, "compile_cached_s": _warm_start(workload, threads, precision)}
     stats.update({f"stage_{k}_s": v for k, v in fast.stats.items() if k != "cache_hit"})
     return (lambda: fast(*inputs)), stats
 
 
+def openvino(model, inputs, threads, workload, precision="f32"):
+    """OpenVINO's CPU plugin on the model converted from PyTorch
+    (openvino.convert_model), INFERENCE_PRECISION_HINT = `precision`: what
+    users pick on Intel CPUs (bf16 on AMX / AVX512-BF16 hosts)."""
+    try:
+        import openvino as ov
+    except ImportError:
+        raise Skip("openvino not installed (pip install openvino)")
+    t = time.perf_counter()
+    core = ov.Core()
+    converted = ov.convert_model(model, example_input=tuple(inputs))
+    compiled = core.compile_model(converted, "CPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                      "INFERENCE_NUM_THREADS": threads,
+                                                      "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    feed = [x.numpy() for x in inputs]
+    compile_s = time.perf_counter() - t
+
+    def run():
+        request.infer(feed)
+        return torch.from_numpy(request.get_output_tensor(0).data.copy())
+    return run, {"compile_cold_s": compile_s}
+
+
+def _bf16(system):
+    """`system` on the model and inputs converted to bfloat16 (integer inputs
+    such as token ids stay as they are); outputs back in fp32, so that the
+    error is against fp32 eager."""
+    import copy
+
+    def prepare(model, inputs, threads, workload):
+        low = copy.deepcopy(model).to(torch.bfloat16)
+        args = tuple(x.bfloat16() if x.is_floating_point() else x for x in inputs)
+        run, stats = system(low, args, threads, workload)
+
+        def run_bf16():
+            out = run()
+            return out.float() if isinstance(out, torch.Tensor) else out
+        return run_bf16, stats
+    return prepare
+
+
 SYSTEMS = {"eager": eager, "inductor": inductor, "onnxruntime": onnxruntime, "iree": iree,
-           "cuvil": cuvil}
+           "openvino": openvino, "cuvil": cuvil,
+           # bf16: PyTorch and Inductor on the bf16 model; OpenVINO and Cuvil
+           # on the fp32 model, asked to compute in bf16.
+           "eager-bf16": _bf16(eager), "inductor-bf16": _bf16(inductor),
+           "openvino-bf16": functools.partial(openvino, precision="bf16"),
+           "cuvil-bf16": functools.partial(cuvil, precision="bf16")}
