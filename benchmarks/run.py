@@ -90,8 +90,10 @@ def run_child(workload, system, threads, args):
     cmd = [sys.executable, __file__, "--child", workload, system, str(threads),
            "--repeats", str(args.repeats), "--warmup", str(args.warmup)]
     scratch = tempfile.mkdtemp(prefix="cuvil-bench-")
+    # The child's temporary files (torch makes its inductor cache dir there
+    # at import) go into the scratch folder too.
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), CUVIL_NUM_THREADS=str(threads),
-               CUVIL_BENCH_SCRATCH=scratch)
+               CUVIL_BENCH_SCRATCH=scratch, TMPDIR=scratch)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             start_new_session=True)
     try:
