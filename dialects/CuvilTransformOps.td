@@ -10,7 +10,9 @@
 //   * `tile_using_for`, `tile_reduction_using_for` and `vectorize`: upstream's
 //     transform.structured ops of those names, taking such a param ("packed"
 //     sizes, like `tile_using_forall ... tile_sizes *(%p)`), so the number of
-//     sizes need not be written in the script.
+//     sizes need not be written in the script;
+//   * `apply_patterns.cuvil.flatten_tensor_transfer_reads`: a pattern set for
+//     matmul_bf16_cpu.mlir's VNNI reads (see the op).
 //
 // Registered with cuvil-opt and the Python bindings (mlir::cuvil::
 // registerCuvilTransformExtension, called by registerCuvilDialect).
@@ -252,6 +254,44 @@ def VectorizeOp : CuvilTransformOp<"vectorize",
     $target `vector_sizes` `*` `` `(` $vector_sizes `)` attr-dict
     `:` type($target) `,` type($vector_sizes)
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+// Named like upstream's pattern ops (transform.apply_patterns.<dialect>.*):
+// they are only valid inside transform.apply_patterns.
+def ApplyFlattenTensorTransferReadsPatternsOp : Op<Transform_Dialect,
+    "apply_patterns.cuvil.flatten_tensor_transfer_reads",
+    [DeclareOpInterfaceMethods<PatternDescriptorOpInterface>]> {
+  let cppNamespace = "::mlir::cuvil";
+  let summary = "Reads of whole trailing rows of a tensor as one 1-D read";
+  let description = [{
+    Rewrites an unmasked, in-bounds `vector.transfer_read` of a static tensor
+    with a minor-identity map, whose vector is `1 x .. x 1 x a x b` (a > 1) and whose
+    last dimension `b` is the tensor's whole last dimension (read from index
+    0), into a `tensor.collapse_shape` of the tensor's last two dimensions, a
+    1-D read of `a * b` elements and a `vector.shape_cast` back:
+
+    ```mlir
+    %v = vector.transfer_read %t[%i, %k, %j, %c0], %pad {in_bounds = [true, true, true, true]}
+        : tensor<4x384x64x2xbf16>, vector<1x1x16x2xbf16>
+    // becomes
+    %c = tensor.collapse_shape %t [[0], [1], [2, 3]] : tensor<4x384x64x2xbf16> into tensor<4x384x128xbf16>
+    %j2 = affine.apply affine_map<(d0) -> (d0 * 2)>(%j)
+    %f = vector.transfer_read %c[%i, %k, %j2], %pad {in_bounds = [true]} : tensor<4x384x128xbf16>, vector<32xbf16>
+    %v = vector.shape_cast %f : vector<32xbf16> to vector<1x1x16x2xbf16>
+    ```
+
+    Why: `convert-vector-to-scf{full-unroll}` lowers an n-D read to one read
+    per innermost row, i.e. sixteen 4-byte loads and shuffles for the
+    64-byte VNNI row of B that one vdpbf16ps takes. Upstream's flattening
+    patterns (populateFlattenVectorTransferPatterns) only take memrefs, and
+    the schedules run on tensors. The collapse is free after bufferization
+    (the collapsed dimensions are contiguous in a tensor).
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // CUVIL_TRANSFORM_OPS

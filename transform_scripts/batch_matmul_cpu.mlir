@@ -146,6 +146,14 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @cuvil_bmm_vector_lowering(%f: !transform.any_op {transform.consumed}) {
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.reduction_to_contract
+      // Mixed precision (bf16 x bf16 -> f32): the vectorizer puts an arith.extf
+      // between the reads of A / B and the mulf. sink_ops moves the extf in
+      // front of the broadcast / transpose of each read, so those fold into
+      // the contraction's indexing maps and the contraction is f32 x f32 like
+      // the fp32 kernel, lowered the same way (with the extf after the
+      // broadcast they do not fold, and the contraction is unrolled to
+      // scalars). fp32 kernels have no such elementwise op here: unchanged.
+      transform.apply_patterns.vector.sink_ops
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_masked_transfers
     } : !transform.any_op

@@ -74,6 +74,89 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // --- bf16 (AVX512-BF16 hosts): VNNI panels for vdpbf16ps -----------------
+  // A packable matmul (as above) with 16-bit operands and a 32-bit result:
+  // bf16 x bf16 -> f32 after the raise step (it produces no f16 x f16 -> f32
+  // contraction; the bit width is all a matcher can see).
+  transform.named_sequence @cuvil_match_packable_bf16_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_packable_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
+      %b = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_value
+      %c = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
+      %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
+      %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
+      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // C[m][n] += A[m][k] * B[k][n] (bf16 x bf16 -> f32) ->
+  //   C[m][n/64][64] += A[m][k/2][2] * Bv[n/64][k/2][64][2]
+  // (loops [m, n/64, k/2, 64, 2]): the layout of vdpbf16ps, which multiplies
+  // a pair of consecutive-k bf16 values of A (one 32-bit broadcast) by the
+  // pairs of 16 columns of B (one 64-byte load) and adds both products into
+  // 16 f32 lanes. packed_sizes [0, 64, 2] packs B along n by 64 and k by 2
+  // with the k pair innermost; pack_transpose puts the panel index first, so
+  // one panel is K/2 x 128 bytes, contiguous. B's pack is weight-only for a
+  // weight (hoisted by cuvil-split-prepack). A's pack is a free
+  // expand_shape when K is even; odd K pads both A and B with a zero k row
+  // (zero products), which copies A on every call. C only changes shape, as in
+  // @cuvil_pack_rhs.
+  transform.named_sequence @cuvil_pack_rhs_vnni(%mm: !transform.any_op {transform.consumed}) {
+    %p = transform.structured.pack %mm packed_sizes = [0, 64, 2] : (!transform.any_op) -> !transform.op<"linalg.generic">
+    %pb = transform.get_producer_of_operand %p[1] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
+    %p2, %pb2, %un = transform.structured.pack_transpose %pb with_compute_op(%p) outer_perm = [1, 0]
+      : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">)
+     -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    %pa = transform.get_producer_of_operand %p2[0] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
+    %pc = transform.get_producer_of_operand %p2[2] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
+    %uc = transform.get_consumers_of_result %p2[0] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.unpack">
+    %pad0, %ex0, %tr0 = transform.structured.lower_pack %pa
+      : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %pad, %ex, %tr = transform.structured.lower_pack %pb2
+      : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %pad2, %ex2, %tr2 = transform.structured.lower_pack %pc
+      : (!transform.op<"linalg.pack">) -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+    %e, %t, %cs, %sl = transform.structured.lower_unpack %uc
+      : (!transform.op<"linalg.unpack">) -> (!transform.op<"tensor.empty">, !transform.op<"linalg.transpose">,
+                                             !transform.op<"tensor.collapse_shape">, !transform.op<"tensor.extract_slice">)
+    %copies = transform.get_consumers_of_result %sl[0] : (!transform.op<"tensor.extract_slice">) -> !transform.any_op
+    transform.foreach %copies : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.sequence %c : !transform.any_op failures(suppress) {
+      ^bb1(%cc: !transform.any_op):
+        transform.match.operation_name %cc ["linalg.copy"] : !transform.any_op
+        %g = transform.structured.generalize %cc : (!transform.any_op) -> !transform.any_op
+      }
+    }
+    transform.yield
+  }
+
+  // Entry point on hosts with AVX512-BF16 (matmul_bf16_cpu.mlir schedules the
+  // result): bf16 matmuls get VNNI panels, every other one what
+  // @cuvil_pack_matmul_rhs gives it.
+  transform.named_sequence @cuvil_pack_matmul_rhs_bf16_vnni(%root: !transform.any_op {transform.readonly}) {
+    %mms = transform.collect_matching @cuvil_match_packable_bf16_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%mm: !transform.any_op):
+      transform.sequence %mm : !transform.any_op failures(suppress) {
+      ^bb1(%m: !transform.any_op):
+        transform.include @cuvil_pack_rhs_vnni failures(propagate) (%m) : (!transform.any_op) -> ()
+      }
+    }
+    transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   transform.named_sequence @cuvil_pack_matmul_rhs(%root: !transform.any_op {transform.readonly}) {
     %mms = transform.collect_matching @cuvil_match_packable_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {

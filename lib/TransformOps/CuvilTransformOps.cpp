@@ -20,6 +20,8 @@
 #include "mlir/Dialect/Transform/Interfaces/MatchInterfaces.h"
 #include "mlir/Dialect/Transform/Interfaces/TransformInterfaces.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -421,6 +423,72 @@ void cuvil::VectorizeOp::getEffects(SmallVectorImpl<MemoryEffects::EffectInstanc
   consumesHandle(getTargetMutable(), effects);
   onlyReadsHandle(getVectorSizesMutable(), effects);
   modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
+// apply_patterns.cuvil.flatten_tensor_transfer_reads
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// vector.transfer_read %t[.., %i, %c0] : tensor<..xDxBxT>, vector<1x..x1xAxBxT>
+///   -> shape_cast(transfer_read (collapse_shape %t)[.., %i * B] : vector<A*BxT>)
+struct FlattenTensorTransferRead : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    auto source = dyn_cast<RankedTensorType>(read.getBase().getType());
+    VectorType vector = read.getVectorType();
+    if (!source || read.getMask() || vector.isScalable())
+      return failure();
+    int64_t rank = source.getRank(), vrank = vector.getRank();
+    if (vrank < 2 || vrank > rank)
+      return failure();
+    if (read.getPermutationMap() !=
+        AffineMap::getMinorIdentityMap(rank, vrank, read.getContext()))
+      return failure();
+    if (llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }))
+      return failure();
+    ArrayRef<int64_t> vshape = vector.getShape();
+    ArrayRef<int64_t> sshape = source.getShape();
+    int64_t rows = vshape[vrank - 2], row = vshape[vrank - 1];
+    // One row is read as one 1-D read already (and the accumulator reads of
+    // the dot kernel must stay reads of the value written back, for hoisting).
+    if (rows < 2)
+      return failure();
+    if (llvm::any_of(vshape.drop_back(2), [](int64_t d) { return d != 1; }) ||
+        ShapedType::isDynamic(sshape[rank - 1]) || sshape[rank - 1] != row ||
+        ShapedType::isDynamic(sshape[rank - 2]))
+      return failure();
+    std::optional<int64_t> last = getConstantIntValue(read.getIndices().back());
+    if (!last || *last != 0)
+      return failure();
+
+    Location loc = read.getLoc();
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank - 2; ++d)
+      groups.push_back({d});
+    groups.push_back({rank - 2, rank - 1});
+    Value collapsed = tensor::CollapseShapeOp::create(rewriter, loc, read.getBase(), groups);
+    SmallVector<Value> indices(read.getIndices().drop_back(2));
+    AffineExpr d0 = rewriter.getAffineDimExpr(0);
+    OpFoldResult start = affine::makeComposedFoldedAffineApply(
+        rewriter, loc, d0 * row, {OpFoldResult(read.getIndices()[rank - 2])});
+    indices.push_back(getValueOrCreateConstantIndexOp(rewriter, loc, start));
+    auto flatType = VectorType::get({rows * row}, vector.getElementType());
+    Value flat = vector::TransferReadOp::create(
+        rewriter, loc, flatType, collapsed, indices,
+        AffineMapAttr::get(AffineMap::getMinorIdentityMap(rank - 1, 1, read.getContext())),
+        read.getPadding(), /*mask=*/Value(), rewriter.getBoolArrayAttr({true}));
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(read, vector, flat);
+    return success();
+  }
+};
+} // namespace
+
+void cuvil::ApplyFlattenTensorTransferReadsPatternsOp::populatePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<FlattenTensorTransferRead>(patterns.getContext());
 }
 
 //===----------------------------------------------------------------------===//

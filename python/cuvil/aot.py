@@ -218,7 +218,10 @@ def export(model, example_inputs, out_dir, target: str = "host"):
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    compiled = CompiledModule(model, tuple(example_inputs), num_threads=1, use_cache=False)
+    # A cross build's kernels may not use the host's x86 features (the bf16
+    # dot products are x86 intrinsics).
+    compiled = CompiledModule(model, tuple(example_inputs), num_threads=1, use_cache=False,
+                              target_features=None if target == "host" else ())
     sig = compiled.last_signature
     table, blob_bytes = _write_weights(out / "weights.bin", list(sig.weights), sig.weights)
     (out / "model.h").write_text(_header(sig))

@@ -32,10 +32,11 @@ class CompiledModule:
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
                  num_threads=None, schedule=None, use_cache=True, dynamic_dims=None, profile=False,
-                 precision="fp32"):
+                 precision="fp32", target_features=None):
         self.options = CompileOptions.make(target=target, opt_level=opt_level, num_threads=num_threads,
                                            profile=profile, dynamic_dims=dynamic_dims, schedule=schedule,
-                                           use_cache=use_cache, precision=precision)
+                                           use_cache=use_cache, precision=precision,
+                                           target_features=target_features)
         self.model = model.eval()
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None

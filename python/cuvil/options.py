@@ -86,6 +86,9 @@ class CompileOptions:
     use_cache: bool = True
     # Contractions' operand type (accumulation stays f32; see PRECISIONS).
     precision: str = "fp32"
+    # The CPU features kernels may use: None for the host's (cuvil.cpu_features),
+    # () for code any CPU of the architecture runs (cross builds: cuvil.export).
+    target_features: Optional[Tuple[str, ...]] = None
 
     def __post_init__(self):
         if self.target != "host":
@@ -99,13 +102,14 @@ class CompileOptions:
 
     @classmethod
     def make(cls, target="host", opt_level=3, num_threads=None, profile=False, dynamic_dims=None,
-             schedule=None, use_cache=True, precision="fp32") -> "CompileOptions":
+             schedule=None, use_cache=True, precision="fp32", target_features=None) -> "CompileOptions":
         """From the arguments users pass (dynamic_dims as {input: dim | [dims] | {dim: name}})."""
         dyn = tuple(sorted((int(i), tuple(sorted(_dim_names(i, d).items())))
                            for i, d in (dynamic_dims or {}).items()))
         return cls(target=target, opt_level=opt_level, num_threads=num_threads, profile=bool(profile),
                    dynamic_dims=dyn, schedule=None if schedule is None else tuple(map(tuple, schedule)),
-                   use_cache=use_cache, precision=precision)
+                   use_cache=use_cache, precision=precision,
+                   target_features=None if target_features is None else tuple(sorted(target_features)))
 
     @property
     def dynamic(self) -> Dict[int, Dict[int, str]]:
@@ -119,14 +123,18 @@ class CompileOptions:
 
     def pipeline(self, threads: int) -> pipeline_module.Pipeline:
         return pipeline_module.compile_pipeline(threads, opt_level=self.opt_level, profile=self.profile,
-                                                schedule=self.schedule, precision=self.precision)
+                                                schedule=self.schedule, precision=self.precision,
+                                                features=self.features())
+
+    def features(self):
+        from . import cpu_features
+        return cpu_features.features() if self.target_features is None else frozenset(self.target_features)
 
     def cache_key_parts(self, pipe: pipeline_module.Pipeline) -> Sequence[str]:
         """What decides the generated code besides the model's IR: the pipeline
         (passes, script texts, threads), the dynamic dims, the C runtime linked
         into every library, the build of the passes themselves, the host CPU."""
         from . import artifact
-        from . import cpu_features
         return (pipe.fingerprint(), f"dynamic={list(self.dynamic_dims)}",
                 artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu(),
-                "features=" + ",".join(sorted(cpu_features.features())))
+                "features=" + ",".join(sorted(self.features())))

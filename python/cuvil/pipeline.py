@@ -23,7 +23,7 @@ import hashlib
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import FrozenSet, List, Optional, Sequence, Tuple
 
 # -- import (torch-mlir's context) -------------------------------------------
 
@@ -260,7 +260,8 @@ def _digest(text: str) -> str:
 
 # -- the passes ----------------------------------------------------------------
 
-def raise_passes(pack_script: Path, narrow_type: str = "") -> Tuple[str, ...]:
+def raise_passes(pack_script: Path, narrow_type: str = "",
+                 pack_entry: str = "cuvil_pack_matmul_rhs") -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
@@ -291,7 +292,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "") -> Tuple[str, ...]:
             "func.func(cuvil-narrow-contraction-operands"
             + (f"{{element-type={narrow_type}}}" if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
-            "transform-interpreter{entry-point=cuvil_pack_matmul_rhs}", "canonicalize", "cse",
+            f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
             "linalg-fold-unit-extent-dims", "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
@@ -359,7 +360,9 @@ TO_LLVM = (
     # an arith fastmath attribute that LLVM translation rejects).
     "math-expand-ops",
     "convert-math-to-llvm", "convert-math-to-libm",
-    "convert-vector-to-llvm", "finalize-memref-to-llvm{use-generic-functions}", "convert-arith-to-llvm",
+    # enable-x86vector: the bf16 dot-product kernel's x86vector.avx512.dot.
+    "convert-vector-to-llvm{enable-x86vector}", "finalize-memref-to-llvm{use-generic-functions}",
+    "convert-arith-to-llvm",
     "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
     "reconcile-unrealized-casts", "canonicalize", "cse",
 )
@@ -438,25 +441,29 @@ def _short_paths(p: str) -> str:
 
 def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = False,
                      schedule: Optional[Sequence[Tuple[str, str]]] = None, cpu: str = "native",
-                     precision: str = "fp32") -> Pipeline:
+                     precision: str = "fp32", features: Optional[FrozenSet[str]] = None) -> Pipeline:
     """The pipeline `cuvil.compile` runs for these options. `schedule`: (transform
-    script, entry sequence) pairs, default cuvil.scheduling.DEFAULT_SCHEDULE;
-    opt_level 0 runs none (scalar loops). `precision` (cuvil.options.PRECISIONS)
-    sets the contractions' operand type."""
-    from . import cpu_features
+    script, entry sequence) pairs, default cuvil.scheduling.default_schedule for
+    the target; opt_level 0 runs none (scalar loops). `precision`
+    (cuvil.options.PRECISIONS) sets the contractions' operand type. `features`:
+    the target's CPU features the kernels are picked from (default: the
+    host's, cuvil.cpu_features; frozenset() for portable code)."""
+    from . import cpu_features, scheduling
     from .options import PRECISIONS
-    from .scheduling import DEFAULT_SCHEDULE
     from .transform import script_path
-    schedule = DEFAULT_SCHEDULE if schedule is None else schedule
+    host = features is None
+    features = cpu_features.features() if host else features
+    schedule = scheduling.default_schedule(features) if schedule is None else schedule
     pack = script_path("pack_cpu")
     scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
     return Pipeline(steps=(
-        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision]), libraries=(pack,)),
+        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision], scheduling.pack_entry(features)),
+                     libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
         Translate(),
         Codegen(num_threads=num_threads, cpu=cpu, profile=profile,
-                mattr=cpu_features.llvm_mattr() if cpu == "native" else ""),
+                mattr=cpu_features.llvm_mattr() if cpu == "native" and host else ""),
     ))
 
 
@@ -476,7 +483,10 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
     """The generated part of transform_scripts/PIPELINE.md: the import
     pipelines, then the steps of the 1-thread pipeline, then what changes
     for more threads and for profile builds."""
-    pipe = pipe or compile_pipeline(1)
+    from . import scheduling
+    # The same text on every host: the pipeline for a CPU with no optional
+    # features, then what the host's features change.
+    pipe = pipe or compile_pipeline(1, features=frozenset())
     parts = [MARKDOWN_BEGIN, "",
              "### import -> torch, linalg (torch-mlir's context)\n",
              "```\ntorch-mlir-opt IN --pass-pipeline='" + module_pipeline(TORCH_BACKEND) + "'   # -> model.torch.mlir\n"
@@ -488,6 +498,10 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "```\n" + ",\n".join(parallel_passes(2)) + "\n```\n",
              "and `codegen` runs `opt -passes=" + Codegen.CORO_PASSES + "` before `llc` and links "
              "`parallel_runtime.c` with `-pthread -DCUVIL_NUM_THREADS=N`.\n",
+             "### on hosts with AVX512-BF16 (cuvil.cpu_features)\n",
+             f"`raise` runs pack_cpu's `{scheduling.PACK_ENTRY_BF16_DOT}` instead of `{scheduling.PACK_ENTRY}` "
+             "(bf16 matmuls' weights in VNNI panels), and `schedule` starts with "
+             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.BF16_DOT_SCHEDULE) + ".\n",
              "### with profile=True\n",
              "`" + "`, `".join(PROFILE) + "` right after the bufferization passes; `-DCUVIL_PROFILE` at link.\n",
              MARKDOWN_END]
@@ -502,7 +516,7 @@ def main(argv=None) -> int:
     p.add_argument("--markdown", action="store_true", help="the steps as markdown (PIPELINE.md)")
     args = p.parse_args(argv)
     pipe = compile_pipeline(args.threads, profile=args.profile)
-    print(markdown(pipe) if args.markdown else pipe.fingerprint())
+    print(markdown() if args.markdown else pipe.fingerprint())
     return 0
 
 

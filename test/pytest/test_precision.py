@@ -208,3 +208,21 @@ def test_dynamo_backend_precision_option():
         torch.compile(model32, backend="cuvil", options={"precision": "fp8", "strict": True})(x)
     torch._dynamo.reset()
 
+
+
+@pytest.mark.parametrize("features", ["", "-avx512_bf16"], ids=["host", "no-avx512_bf16"])
+def test_bf16_kernel_is_picked_from_the_cpu_features(features, monkeypatch):
+    """The dot-product kernel where the (possibly edited) features have
+    AVX512-BF16, the f32-FMA fallback where not; both match eager."""
+    if "avx512_bf16" not in cpu_features.features("") and not features:
+        pytest.skip("host CPU has no avx512_bf16: only the fallback can run here")
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
+    model32, make = MODELS["mlp"]
+    x = make()
+    fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
+    dot = "llvm.x86.avx512bf16.dpbf16ps.512" in fast.last_signature.ir["llvm_ir"]
+    assert dot == (features == ""), features
+    with torch.no_grad():
+        ref = model32(x)
+    rel = _max_error(fast(x), ref) / float(ref.abs().max())
+    assert 1e-5 < rel <= 0.03, rel

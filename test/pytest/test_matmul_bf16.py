@@ -1,0 +1,143 @@
+"""bf16 x bf16 -> f32 matmuls (the contractions the raise step narrows to bf16)
+through the transform schedules, run natively, against torch.
+
+Two paths:
+  * fallback (every AVX-512 host): pack_cpu.mlir's @cuvil_pack_matmul_rhs
+    (64-column panels) + matmul_cpu.mlir / batch_matmul_cpu.mlir: bf16 rows
+    extended to f32, FMAs;
+  * dot (hosts with avx512_bf16): @cuvil_pack_matmul_rhs_bf16_vnni (VNNI
+    panels) + matmul_bf16_cpu.mlir: vdpbf16ps; lowered with
+    convert-vector-to-llvm{enable-x86vector}.
+Odd sizes exercise the peeled rows, the zero-padded columns and (dot path)
+the zero k row of an odd K.
+
+Tolerance: the products of two bf16 values are exact in f32, so the only
+error is the f32 summation order (register tiles, vdpbf16ps adding two
+products at once): rtol = 1e-5, atol = 1e-5 x the output's largest magnitude.
+vdpbf16ps also flushes denormals to zero, which these inputs do not have."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from cuvil import artifact, execution, lowering, pipeline, scheduling, transform
+from cuvil.ir import Context, FunctionType, Module, RankedTensorType, UnitAttr
+
+HAS_AVX512_BF16 = "avx512_bf16" in (Path("/proc/cpuinfo").read_text().split()
+                                     if Path("/proc/cpuinfo").exists() else [])
+needs_bf16 = pytest.mark.skipif(not HAS_AVX512_BF16, reason="host CPU has no avx512_bf16 (vdpbf16ps)")
+
+FALLBACK = ("cuvil_pack_matmul_rhs", scheduling.DEFAULT_SCHEDULE[:2], False)
+DOT = ("cuvil_pack_matmul_rhs_bf16_vnni",
+       (("matmul_bf16_cpu", "__transform_main"),) + scheduling.DEFAULT_SCHEDULE[:2], True)
+
+
+def _spec(type_):
+    t = RankedTensorType(type_)
+    return execution.TensorSpec(tuple(t.get_dim_size(i) for i in range(t.rank)), str(t.element_type))
+
+
+def _lower_passes(x86vector):
+    passes = pipeline.lower_passes(1)
+    if x86vector:
+        passes = tuple("convert-vector-to-llvm{enable-x86vector}" if p == "convert-vector-to-llvm" else p
+                       for p in passes)
+    return passes
+
+
+def compile_matmuls(src, path):
+    """Packs (the raise step's pack_cpu entry), splits the weight-only work
+    into <f>_prepack, schedules and lowers; returns ({name: Function},
+    scheduled IR, LLVM IR)."""
+    pack_entry, schedule, x86vector = path
+    with Context():
+        module = Module.parse(src)
+        transform.apply(module, transform.load("pack_cpu"), entry=pack_entry)
+        pipeline.PassPipeline("prepack", "cuvil", ("canonicalize", "cse", "cuvil-split-prepack",
+                                                    "canonicalize", "cse")).run(module)
+        fns = {}
+        for op in module.body.operations:
+            if op.operation.name == "func.func":
+                op.attributes["llvm.emit_c_interface"] = UnitAttr.get()
+                ft = FunctionType(op.attributes["function_type"].value)
+                fns[op.attributes["sym_name"].value] = ([_spec(t) for t in ft.inputs],
+                                                        [_spec(t) for t in ft.results])
+        scheduling.apply_schedule(module, schedule)
+        scheduled = str(module)
+        pipeline.PassPipeline("lower", "llvm", _lower_passes(x86vector)).run(module)
+        llvm_ir = lowering.translate_to_llvm_ir(str(module))
+    lib = execution.Library(artifact.build_shared_library(llvm_ir, artifact.cache_key(llvm_ir, "bf16"), 1))
+    return {n: lib.function(n, i, o) for n, (i, o) in fns.items()}, scheduled, llvm_ir
+
+
+def linear(m, k, n):
+    """x @ W^T with W a weight (W^T packed in linear_prepack)."""
+    return f"""func.func @linear(%x: tensor<{m}x{k}xbf16>, %w: tensor<{n}x{k}xbf16> {{cuvil.weight}}) -> tensor<{m}x{n}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<{k}x{n}xbf16>
+  %wt = linalg.transpose ins(%w : tensor<{n}x{k}xbf16>) outs(%et : tensor<{k}x{n}xbf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<{m}x{n}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<{m}x{k}xbf16>, tensor<{k}x{n}xbf16>) outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %r : tensor<{m}x{n}xf32>
+}}"""
+
+
+def bits(t):
+    return t.contiguous().view(torch.int16).numpy()
+
+
+def check_linear(m, k, n, path):
+    fns, scheduled, llvm_ir = compile_matmuls(linear(m, k, n), path)
+    torch.manual_seed(m * 7 + k * 3 + n)
+    x, w = torch.randn(m, k).bfloat16(), torch.randn(n, k).bfloat16()
+    (wp,) = fns["linear_prepack"](bits(w))
+    (got,) = fns["linear"](bits(x), wp)
+    want = (x.float() @ w.float().T).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+    return scheduled, llvm_ir
+
+
+# 100x33x70 and 8x64x256: not packed (N < 128, M < 16): the plain schedule,
+# peeled rows and masked columns; the others packed (37x33x200: N padded).
+@pytest.mark.parametrize("m,k,n", [(100, 33, 70), (8, 64, 256), (37, 33, 200), (64, 256, 512)])
+def test_fallback(m, k, n):
+    scheduled, _ = check_linear(m, k, n, FALLBACK)
+    assert "vector.fma" in scheduled and "vector<1xf32>" not in scheduled
+
+
+def test_fallback_batch_matmul():
+    src = """func.func @bmm(%a: tensor<3x37x33xbf16>, %b: tensor<3x33x70xbf16>) -> tensor<3x37x70xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x37x70xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x37x70xf32>) -> tensor<3x37x70xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<3x37x33xbf16>, tensor<3x33x70xbf16>) outs(%f : tensor<3x37x70xf32>) -> tensor<3x37x70xf32>
+  return %r : tensor<3x37x70xf32>
+}"""
+    fns, scheduled, _ = compile_matmuls(src, FALLBACK)
+    assert "vector.fma" in scheduled and "vector<1xf32>" not in scheduled
+    torch.manual_seed(0)
+    a, b = torch.randn(3, 37, 33).bfloat16(), torch.randn(3, 33, 70).bfloat16()
+    (got,) = fns["bmm"](bits(a), bits(b))
+    want = (a.float() @ b.float()).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+
+
+# 128x768x3072: BERT's FFN; 64x4096x256: K/2 = 2048, two K blocks of DOT_TK2;
+# 37/65/130 rows: peeled rows; odd K (33, 1, 1025): a zero k row; N = 200,
+# 257: padded panels.
+@needs_bf16
+@pytest.mark.parametrize("m,k,n", [(128, 768, 3072), (37, 33, 200), (65, 1, 128), (130, 1025, 257),
+                                   (64, 4096, 256)])
+def test_dot(m, k, n):
+    scheduled, llvm_ir = check_linear(m, k, n, DOT)
+    assert "x86vector.avx512.dot" in scheduled and "vector.contract" not in scheduled
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in llvm_ir
+
+
+@needs_bf16
+def test_dot_leaves_fallback_matmuls():
+    """Matmuls the VNNI entry does not pack (M < 16) still take the fallback."""
+    scheduled, llvm_ir = check_linear(8, 64, 256, DOT)
+    assert "vector.fma" in scheduled and "x86vector" not in scheduled

@@ -1,0 +1,101 @@
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/matmul_bf16_cpu.mlir \
+// RUN:   --transform-interpreter | FileCheck %s
+
+// The VNNI-packed bf16 matmul pack_cpu.mlir's @cuvil_pack_matmul_rhs_bf16_vnni
+// makes of x @ W^T (128x768 @ 768x3072): scf.forall over 4-panel x 64-row
+// tiles with the fill fused, a 4-row x 64-column register tile whose 16
+// accumulators (one zmm each) are loop-carried vectors over the k pairs, one
+// 32-bit broadcast of A's k pair per row and one 64-byte read of B's panel row
+// per 16 columns, 16 vdpbf16ps per k pair.
+// CHECK-LABEL: func.func @vnni
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall ({{.*}}) in (12, 2)
+// CHECK:           vector.transfer_write {{.*}} : vector<1x1x64xf32>
+// CHECK:           scf.for {{.*}} to %c4 step %c1
+// CHECK:             scf.for {{.*}} to %c64 step %c4
+// CHECK:               scf.for {{.*}} to %c384 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>,
+// CHECK:                 vector.transfer_read {{.*}} : tensor<1x1x32xbf16>, vector<32xbf16>
+// CHECK:                 vector.broadcast {{.*}} : vector<1xi32> to vector<16xi32>
+// CHECK-COUNT-16:        x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT:             x86vector.avx512.dot
+// CHECK:                 scf.yield
+// CHECK-NOT:     vector.contract
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @vnni(%a: tensor<128x384x2xbf16>, %b: tensor<48x384x64x2xbf16>) -> tensor<128x3072xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x48x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x48x64xf32>) -> tensor<128x48x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
+                                        affine_map<(m, n, k, j, v) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<128x384x2xbf16>, tensor<48x384x64x2xbf16>) outs(%f : tensor<128x48x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x48x64xf32>
+  %c = tensor.collapse_shape %r [[0], [1, 2]] : tensor<128x48x64xf32> into tensor<128x3072xf32>
+  return %c : tensor<128x3072xf32>
+}
+
+// -----
+
+// 37 rows (9 x 4 + 1), K = 33 padded to 17 pairs: the peeled row runs the same
+// 1 x 16 dot tiles (here one row: its 4 accumulators hoisted too).
+// CHECK-LABEL: func.func @rows_peeled
+// CHECK:         scf.for {{.*}} to %c36 step %c4
+// CHECK:           scf.for {{.*}} to %c17 step %c1
+// CHECK-COUNT-16:    x86vector.avx512.dot
+// CHECK:         scf.for {{.*}} to %c17 step %c1 {{.*}} -> ({{.*}}vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>)
+// CHECK-COUNT-4:   x86vector.avx512.dot
+// CHECK-NOT:       x86vector.avx512.dot
+// CHECK-NOT:     vector.contract
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @rows_peeled(%a: tensor<37x17x2xbf16>, %b: tensor<4x17x64x2xbf16>) -> tensor<37x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x4x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x4x64xf32>) -> tensor<37x4x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
+                                        affine_map<(m, n, k, j, v) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<37x17x2xbf16>, tensor<4x17x64x2xbf16>) outs(%f : tensor<37x4x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<37x4x64xf32>
+  return %r : tensor<37x4x64xf32>
+}
+
+// -----
+
+// Not VNNI-packed (fp32, or bf16 in 64-column panels): left to matmul_cpu.mlir.
+// CHECK-LABEL: func.func @not_vnni
+// CHECK:         linalg.generic
+// CHECK:         linalg.matmul
+// CHECK-NOT:     x86vector
+func.func @not_vnni(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>, %a: tensor<64x256xbf16>, %w: tensor<256x512xbf16>)
+    -> (tensor<37x8x64xf32>, tensor<64x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x8x64xf32>) -> tensor<37x8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j) -> (m, k)>, affine_map<(m, n, k, j) -> (n, k, j)>,
+                                        affine_map<(m, n, k, j) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %bp : tensor<37x1536xf32>, tensor<8x1536x64xf32>) outs(%f : tensor<37x8x64xf32>) {
+  ^bb0(%p0: f32, %p1: f32, %o: f32):
+    %p = arith.mulf %p0, %p1 : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<37x8x64xf32>
+  %e2 = tensor.empty() : tensor<64x512xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<64x256xbf16>, tensor<256x512xbf16>) outs(%f2 : tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %r, %m : tensor<37x8x64xf32>, tensor<64x512xf32>
+}

@@ -1,0 +1,66 @@
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_bf16_vnni | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_bf16_vnni --cuvil-split-prepack | FileCheck %s --check-prefix=PREPACK
+
+// bf16 x @ W^T: A only reshaped to k pairs (K even), W^T repacked into VNNI
+// panels [48][384][64][2] (weight-only: main_prepack), C reshaped as for fp32.
+// CHECK-LABEL: func.func @linear
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [128, 384, 2] : tensor<128x768xbf16> into tensor<128x384x2xbf16>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<384x2x48x64xbf16>) outs(%{{.*}} : tensor<48x384x64x2xbf16>) permutation = [2, 0, 3, 1]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<128x384x2xbf16>, tensor<48x384x64x2xbf16>) outs(%{{.*}} : tensor<128x48x64xf32>)
+// CHECK:         tensor.collapse_shape {{.*}} into tensor<128x3072xf32>
+// PREPACK-LABEL: func.func @linear(
+// PREPACK-SAME:      tensor<48x384x64x2xbf16> {cuvil.packed = 0 : i64}
+// PREPACK-NOT:     linalg.transpose
+// PREPACK:         linalg.generic
+// PREPACK-LABEL: func.func @linear_prepack
+// PREPACK:         linalg.transpose {{.*}} permutation = [2, 0, 3, 1]
+func.func @linear(%x: tensor<128x768xbf16>, %w: tensor<3072x768xbf16> {cuvil.weight}) -> tensor<128x3072xf32> {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<768x3072xbf16>
+  %wt = linalg.transpose ins(%w : tensor<3072x768xbf16>) outs(%et : tensor<768x3072xbf16>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<128x3072xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<128x3072xf32>) -> tensor<128x3072xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<128x768xbf16>, tensor<768x3072xbf16>) outs(%f : tensor<128x3072xf32>) -> tensor<128x3072xf32>
+  return %r : tensor<128x3072xf32>
+}
+
+// -----
+
+// Odd K and N not a multiple of 64: A and B get a zero k row, B zero columns.
+// CHECK-LABEL: func.func @odd
+// CHECK:         tensor.pad %{{.*}} low[0, 0] high[0, 1]
+// CHECK:         tensor.expand_shape {{.*}} into tensor<37x17x2xbf16>
+// CHECK:         tensor.pad %{{.*}} low[0, 0] high[1, 56]
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<4x17x64x2xbf16>) permutation = [2, 0, 3, 1]
+// CHECK:         linalg.generic
+// CHECK:         tensor.extract_slice {{.*}}[0, 0] [37, 200] [1, 1]
+func.func @odd(%x: tensor<37x33xbf16>, %b: tensor<33x200xbf16>) -> tensor<37x200xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<37x200xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x200xf32>) -> tensor<37x200xf32>
+  %r = linalg.matmul ins(%x, %b : tensor<37x33xbf16>, tensor<33x200xbf16>) outs(%f : tensor<37x200xf32>) -> tensor<37x200xf32>
+  return %r : tensor<37x200xf32>
+}
+
+// -----
+
+// fp32 matmuls keep @cuvil_pack_matmul_rhs's 64-column panels; small bf16
+// ones stay linalg.matmul (the fallback schedule).
+// CHECK-LABEL: func.func @others
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<8x256x64xf32>) permutation = [1, 0, 2]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK:         linalg.matmul {{.*}} tensor<8x64xbf16>
+func.func @others(%x: tensor<64x256xf32>, %w: tensor<256x512xf32>, %a: tensor<8x64xbf16>, %b: tensor<64x512xbf16>)
+    -> (tensor<64x512xf32>, tensor<8x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<64x256xf32>, tensor<256x512xf32>) outs(%f : tensor<64x512xf32>) -> tensor<64x512xf32>
+  %e2 = tensor.empty() : tensor<8x512xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x512xf32>) -> tensor<8x512xf32>
+  %s = linalg.matmul ins(%a, %b : tensor<8x64xbf16>, tensor<64x512xbf16>) outs(%f2 : tensor<8x512xf32>) -> tensor<8x512xf32>
+  return %r, %s : tensor<64x512xf32>, tensor<8x512xf32>
+}

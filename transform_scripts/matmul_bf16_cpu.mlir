@@ -1,0 +1,256 @@
+// =============================================================================
+// Cuvil: Transform-dialect schedule for bf16 x bf16 -> f32 matmuls on x86-64
+// CPUs with AVX512-BF16 (vdpbf16ps), for the VNNI-packed contractions that
+// pack_cpu.mlir's @cuvil_pack_matmul_rhs_bf16_vnni makes of them.
+//
+// Usage: run the raise step with @cuvil_pack_matmul_rhs_bf16_vnni instead of
+// @cuvil_pack_matmul_rhs, run this script (@__transform_main) before
+// matmul_cpu.mlir, and lower with convert-vector-to-llvm{enable-x86vector}
+// (x86vector.avx512.dot -> llvm.x86.avx512bf16.dpbf16ps.512):
+//   cuvil-opt in.mlir --transform-preload-library=transform-library-paths=transform_scripts/matmul_bf16_cpu.mlir \
+//       --transform-interpreter
+// Every other op (fp32 matmuls, bf16 matmuls that were not VNNI-packed, batch
+// matmuls) is left to matmul_cpu.mlir / batch_matmul_cpu.mlir, whose fallback
+// converts bf16 to f32 and uses FMAs; on hosts without AVX512-BF16 that
+// fallback is the whole bf16 path.
+//
+// What it matches: the rank-5 linalg.generic
+//   C[m][n/64][64] += A[m][k/2][2] * Bv[n/64][k/2][64][2]
+// (loops [m, n/64, k/2, 64, 2], 16-bit inputs, 32-bit accumulator).
+//
+// What it does to each:
+//  1. Loops interchanged to [n/64, m, 64, k/2, 2]; scf.forall over DOT_TNP
+//     panels x DOT_TM rows with the zero fill fused (as the fp32 packed matmul).
+//  2. K blocks of DOT_TK2 k pairs; register tile DOT_RM rows x 64 columns,
+//     one k pair per step (loops panel, m, k/2; m peeled).
+//  3. Each register tile split into 1 x 16 tiles (one row, one zmm of f32
+//     accumulators), those loops unrolled: vdpbf16ps has no wider form, and
+//     upstream's x86vector pattern only rewrites a vector.contract of exactly
+//     that shape (A vector<..x1x2xbf16>, B vector<..x16x2xbf16>).
+//  4. Vectorized [1, 1, 16, 1, 2]; then, on this kernel only (the patterns must
+//     not see the fallback's bf16 contractions, whose extf stays separate):
+//     reduction_to_contract; fold_arith_extension (the contraction takes the
+//     bf16 vectors themselves); the DOT_RM x 4 accumulators hoisted out of
+//     the k loop; vector_contract_to_packed_type_dot_product turns each
+//     contraction into one 32-bit broadcast of A's k pair and one
+//     x86vector.avx512.dot with a 64-byte row of B's panel.
+//  Per k pair: DOT_RM broadcasts + 4 loads of B feed 4 x DOT_RM vdpbf16ps
+//  (each 32 multiply-adds), with DOT_RM x 4 zmm accumulators.
+//
+// Boundaries: N is padded to whole panels and odd K with one zero k row by
+// the packing, so only M has a remainder: the peeled rows run the same 1 x 16
+// dot tiles one row at a time, with their accumulators in memory (no hoisting
+// across the dynamic row loop).
+//
+// Parameters (the arguments of @cuvil_matmul_bf16_cpu_schedule; own names so
+// that a params dict for matmul_cpu's TM/RM does not retune this kernel):
+//   DOT_TNP = 4, DOT_TM = 64  scf.forall tile: panels of 64 columns x rows.
+//   DOT_TK2 = 1024            K block in k pairs (2048 k: a B panel block of
+//                             1024 x 128 B = 128 KiB stays in L2; the
+//                             accumulators are loaded and stored once per
+//                             block, so fewer blocks pay).
+//   DOT_RM = 4                rows of the register tile: 16 accumulators.
+//                             2, 4, 6 or 8 (the row loop's unroll factors).
+// Measurements behind the defaults are in benchmarks/README.md.
+// =============================================================================
+module attributes {transform.with_named_sequence} {
+
+  // The VNNI-packed bf16 matmul: rank 5, loops [m, n/64, k/2, 64, 2].
+  transform.named_sequence @cuvil_match_vnni_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %five = transform.param.constant 5 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %five : !transform.param<i64>
+      %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      transform.match.structured.dim %s[2, 4] {reduction} : !transform.any_op
+      transform.match.structured.dim %s[0, 1, 3] {parallel} : !transform.any_op
+      %j = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      %v = transform.match.structured.dim %s[4] : (!transform.any_op) -> !transform.param<i64>
+      %c64 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %j, %c64 : !transform.param<i64>
+      transform.match.param.cmpi eq %v, %two : !transform.param<i64>
+      %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
+      %b = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_value
+      %c = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
+      %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
+      %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
+      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // Splits one register tile (rows x 64 x one k pair) into 1 x 16 tiles and
+  // unrolls their loops: the 4 column tiles always, the rows when the loop
+  // has DOT_RM iterations (scf's unroll keeps a loop with fewer iterations
+  // than the factor: the peeled rows stay a loop).
+  transform.named_sequence @cuvil_vnni_split_tile(%k: !transform.any_op {transform.consumed},
+      %rm: !transform.param<i64> {transform.readonly}) {
+    %kloop = transform.get_parent_op %k {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+    %t, %lm, %lj = transform.structured.tile_using_for %k tile_sizes [0, 1, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.loop.unroll %lj {factor = 4} : !transform.any_op
+    // loop.unroll takes its factor as an attribute: one branch per DOT_RM,
+    // each finding the (marked) row loop anew: a branch that consumed %lm
+    // would invalidate it for the next. A failed match stops a foreach body
+    // (in a failures(suppress) sequence the next op would still run).
+    transform.annotate %lm "cuvil_vnni_rows" : !transform.any_op
+    transform.sequence %kloop : !transform.any_op failures(suppress) {
+    ^bb0(%p: !transform.any_op):
+      transform.foreach %p : !transform.any_op {
+      ^bb1(%q: !transform.any_op):
+        %c = transform.param.constant 2 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rm, %c : !transform.param<i64>
+        %l = transform.structured.match ops{["scf.for"]} attributes {cuvil_vnni_rows} in %q : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %l {factor = 2} : !transform.any_op
+      }
+    }
+    transform.sequence %kloop : !transform.any_op failures(suppress) {
+    ^bb0(%p: !transform.any_op):
+      transform.foreach %p : !transform.any_op {
+      ^bb1(%q: !transform.any_op):
+        %c = transform.param.constant 4 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rm, %c : !transform.param<i64>
+        %l = transform.structured.match ops{["scf.for"]} attributes {cuvil_vnni_rows} in %q : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %l {factor = 4} : !transform.any_op
+      }
+    }
+    transform.sequence %kloop : !transform.any_op failures(suppress) {
+    ^bb0(%p: !transform.any_op):
+      transform.foreach %p : !transform.any_op {
+      ^bb1(%q: !transform.any_op):
+        %c = transform.param.constant 6 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rm, %c : !transform.param<i64>
+        %l = transform.structured.match ops{["scf.for"]} attributes {cuvil_vnni_rows} in %q : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %l {factor = 6} : !transform.any_op
+      }
+    }
+    transform.sequence %kloop : !transform.any_op failures(suppress) {
+    ^bb0(%p: !transform.any_op):
+      transform.foreach %p : !transform.any_op {
+      ^bb1(%q: !transform.any_op):
+        %c = transform.param.constant 8 : i64 -> !transform.param<i64>
+        transform.match.param.cmpi eq %rm, %c : !transform.param<i64>
+        %l = transform.structured.match ops{["scf.for"]} attributes {cuvil_vnni_rows} in %q : (!transform.any_op) -> !transform.any_op
+        transform.loop.unroll %l {factor = 8} : !transform.any_op
+      }
+    }
+    transform.yield
+  }
+
+  // Schedules one VNNI matmul (see the header).
+  transform.named_sequence @cuvil_vnni_matmul_cpu(
+      %op: !transform.any_op {transform.consumed},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
+      %tk2: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
+    %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
+      : (!transform.any_op) -> !transform.any_op
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%f: !transform.any_op):
+        transform.match.operation_name %f ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %f into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        %ffr, %fl0, %fl1 = transform.structured.tile_using_for %ff tile_sizes [1, 1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ffr vector_sizes [1, 1, 64] : !transform.any_op
+      }
+    }
+    %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, %tk2]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t2, %l0, %l1, %l2 = transform.structured.tile_using_for %t1 tile_sizes [1, %rm, 0, 1]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    // Constant bounds for the full tiles' row loops (peeling leaves
+    // affine.min / affine.apply of constants).
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%k: !transform.any_op):
+      transform.include @cuvil_vnni_split_tile failures(propagate) (%k, %rm) : (!transform.any_op, !transform.param<i64>) -> ()
+    }
+    %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %kernels vector_sizes [1, 1, 16, 1, 2] : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.vector.reduction_to_contract
+      transform.apply_patterns.vector.fold_arith_extension
+      transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %forall : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.x86vector.vector_contract_to_packed_type_dot_product
+    } : !transform.any_op
+    // B's 1 x 16 x 2 rows as one 64-byte read (an n-D read is lowered to one
+    // 4-byte load per innermost row otherwise).
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.cuvil.flatten_tensor_transfer_reads
+    } : !transform.any_op
+    // The accumulators out of the k loop (a pass: on the enclosing function).
+    // The first run hoists the 1 x 16 tensor slices of C, the second (once
+    // canonicalization has dropped the loop's pass-through iter_args) the
+    // vector reads / writes of those slices: iter_args in zmm registers. The
+    // function's other ops are still linalg ops here (this script runs first).
+    %func = transform.get_parent_op %forall {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    %f2 = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %func
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f2 {
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.apply_cse to %f2 : !transform.any_op
+    %f3 = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f2
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield
+  }
+
+  // Entry point: the schedule with its default parameters.
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %tk2 = transform.param.constant 1024 : i64 -> !transform.param<i64>
+    %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
+    transform.include @cuvil_matmul_bf16_cpu_schedule failures(propagate) (%root, %tnp, %tm, %tk2, %rm)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The schedule; `cuvil.param` names the parameters for cuvil.transform.apply.
+  transform.named_sequence @cuvil_matmul_bf16_cpu_schedule(%root: !transform.any_op {transform.readonly},
+      %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TNP"},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TM"},
+      %tk2: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TK2"},
+      %rm: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_RM"}) {
+    %mms = transform.collect_matching @cuvil_match_vnni_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_vnni_matmul_cpu failures(propagate) (%m, %tnp, %tm, %tk2, %rm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    }
+    transform.yield
+  }
+}
