@@ -11,12 +11,12 @@ from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None, profile=False, precision="fp32"):
+            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
     """Compile a torch.nn.Module to native code (see cuvil.compiler)."""
     from .compiler import compile as _compile
     return _compile(model, example_inputs, target=target, opt_level=opt_level,
                     num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
-                    precision=precision)
+                    precision=precision, dump_dir=dump_dir)
 
 
 def export(model, example_inputs, out_dir, target="host"):

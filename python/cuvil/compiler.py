@@ -32,11 +32,11 @@ class CompiledModule:
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
                  num_threads=None, schedule=None, use_cache=True, dynamic_dims=None, profile=False,
-                 precision="fp32", target_features=None):
+                 precision="fp32", target_features=None, dump_dir=None):
         self.options = CompileOptions.make(target=target, opt_level=opt_level, num_threads=num_threads,
                                            profile=profile, dynamic_dims=dynamic_dims, schedule=schedule,
                                            use_cache=use_cache, precision=precision,
-                                           target_features=target_features)
+                                           target_features=target_features, dump_dir=dump_dir)
         self.model = model.eval()
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
@@ -146,16 +146,24 @@ class CompiledModule:
 
     def _compile(self, args, key) -> Signature:
         from . import fingerprint
+        from .options import environment
+        from .progress import Progress
 
+        env = environment()
+        if "stages" in env.logs:
+            from . import set_log_level
+            set_log_level("DEBUG")
+        dump = _dump_folder(self.options.dump_dir or env.dump_dir, type(self.model).__name__)
         pipe = self.options.pipeline(self.options.threads())
         options = self.options.cache_key_parts(pipe)
         index_key = None
         if self.options.use_cache and fingerprint.enabled():
             index_key = fingerprint.structural_key(self.model, key, options)
-            warm = self._warm_start(artifact.load_index(index_key), pipe)
+            warm = self._warm_start(artifact.load_index(index_key), pipe) if dump is None else None
             if warm is not None:
                 return warm
-        return self._compile_from_source(args, pipe, options, index_key)
+        with Progress(type(self.model).__name__) as progress:
+            return self._compile_from_source(args, pipe, options, index_key, dump, progress)
 
     def _warm_start(self, entry, pipe) -> Optional[Signature]:
         """The signature from a warm-start index entry, or None when there is
@@ -197,11 +205,15 @@ class CompiledModule:
         stats["import"] = time.perf_counter() - t
         return imported
 
-    def _compile_from_source(self, args, pipe, options, index_key) -> Signature:
+    def _compile_from_source(self, args, pipe, options, index_key, dump=None, progress=None) -> Signature:
         from .ir import Context
 
         stats, ir_text = {}, {}
         imported = self._import(args, stats, ir_text)
+        if dump is not None:
+            for stage in ("torch", "linalg"):
+                if stage in ir_text:
+                    (dump / f"0_{stage}.mlir").write_text(ir_text[stage])
         weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
         # The model's own tensors where they are parameters/buffers, so that
         # later changes to them are seen (see __call__); else the export's.
@@ -215,7 +227,7 @@ class CompiledModule:
         with Context() as ctx:
             module = raising.parse(imported.text, ctx)
             raise_step, *later_steps = pipe.steps
-            self._run_step(raise_step, module, stats, ir_text)
+            self._run_step(raise_step, module, stats, ir_text, dump=dump, progress=progress)
             contract = CallContract.from_module(
                 module, weight_order=[a["name"] for a in weight_args],   # main_prepack's inputs
                 out_spec=imported.out_spec, manifest=imported.manifest,
@@ -225,12 +237,13 @@ class CompiledModule:
             # One process builds a library at a time: others compiling the same
             # model wait here, then find it.
             with artifact.build_lock(key):
-                lib_path = artifact.lookup(key) if self.options.use_cache else None
+                lib_path = artifact.lookup(key) if self.options.use_cache and dump is None else None
                 stats["cache_hit"] = float(lib_path is not None)
                 if lib_path is None:
                     payload = module
                     for step in later_steps:
-                        payload = self._run_step(step, payload, stats, ir_text, key=key)
+                        payload = self._run_step(step, payload, stats, ir_text, key=key, dump=dump,
+                                                 progress=progress)
                     lib_path = payload
         if index_key is not None:
             try:
@@ -243,16 +256,21 @@ class CompiledModule:
         return self._load(lib_path, contract, tensors, stats, ir_text, pipe, time.perf_counter())
 
     @staticmethod
-    def _run_step(step, payload, stats, ir_text, key=None):
+    def _run_step(step, payload, stats, ir_text, key=None, dump=None, progress=None):
         """Runs one pipeline step, timing it and keeping the IR it leaves
-        (as the command-line tools print it, so that replay.sh reproduces it)."""
+        (as the command-line tools print it, so that replay.sh reproduces it).
+        `dump`: the folder the step writes its IR after every pass into."""
+        if progress is not None:
+            progress.stage(step.name)
         t = time.perf_counter()
         if isinstance(step, pipeline.Translate):
             payload = step.run(ir_text["llvm"])
+            if dump is not None:
+                (dump / "model.ll").write_text(payload)
         elif isinstance(step, pipeline.Codegen):
             payload = step.run(payload, key)
         else:
-            payload = step.run(payload)
+            payload = step.run(payload, dump_dir=None if dump is None else dump / step.name)
         stats[step.name] = time.perf_counter() - t
         if step.produces == "llvm_ir":
             ir_text["llvm_ir"] = payload
@@ -272,8 +290,25 @@ class CompiledModule:
         return sig
 
 
+def _dump_folder(root, model_name: str):
+    """A new folder <root>/<model>-<n> for one compile's dump, or None."""
+    if root is None:
+        return None
+    from pathlib import Path
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    n = 0
+    while True:
+        folder = root / f"{model_name}-{n}"
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            n += 1
+
+
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None, profile=False, precision="fp32"):
+            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
     """Compiles `model` (torch.nn.Module) to native code; see CompiledModule.
 
     precision: "fp32" (default), "bf16" or "fp16": the operand type of the
@@ -281,10 +316,17 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
     weights are converted once, when bound; everything else stays f32; inputs
     and outputs keep their dtypes). Expect the error of eager bf16 / fp16:
     about 2^-8 / 2^-11 of each product's size, growing with sqrt(K).
+    dump_dir: each compile writes into a new folder <dump_dir>/<Model>-<n>/
+    the imported IR (0_torch.mlir, 0_linalg.mlir), the IR after every pass
+    of each pass step and after every transform script (raise/, schedule/,
+    lower/: a folder per anchor op, a numbered file per pass) with MLIR's
+    pass-timing report (timing.txt), and model.ll. A compile with a dump
+    folder does not take its library from the cache (CUVIL_DUMP_DIR: the
+    same for every compile).
     dynamic_dims: {input index: dim or [dims]} compiled as symbolic sizes
     (e.g. {0: 0} for a dynamic batch): one build serves all their sizes.
     profile: compile kernel timers in; `.profile(*inputs)` then reports the
     time of each kernel (cuvil.profiling)."""
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
                           num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
-                          precision=precision)
+                          precision=precision, dump_dir=dump_dir)

@@ -8,6 +8,9 @@ and Cuvil's environment variables (Environment: every CUVIL_* read here).
     CUVIL_CACHE_MAX_BYTES   size cap of the cache's libraries (default 5e9); least recently used go first
     CUVIL_CPU_FEATURES      edits the host CPU features kernels are picked from, e.g. -amx,-avx512_bf16
                             (cuvil.cpu_features)
+    CUVIL_LOGS              comma-separated: `stages` logs each compile stage with its time (stderr)
+    CUVIL_DUMP_DIR          every compile writes its IR after every pass, the pass timings and the
+                            LLVM IR there (like dump_dir=; see cuvil.compiler)
 """
 import os
 import tempfile
@@ -28,6 +31,8 @@ class Environment:
     repro_dir: Path
     cache_max_bytes: int = 5 * 10 ** 9
     cpu_features: str = ""
+    logs: Tuple[str, ...] = ()
+    dump_dir: Optional[Path] = None
 
     @classmethod
     def read(cls) -> "Environment":
@@ -46,8 +51,21 @@ class Environment:
             raise ValueError(f"CUVIL_CACHE_MAX_BYTES={cap!r} is not a number of bytes") from None
         return cls(num_threads=num_threads, cache_dir=Path(cache), cache_max_bytes=cache_max_bytes,
                    structural_cache=env.get("CUVIL_CACHE_STRUCTURAL", "1") != "0",
-                   cpu_features=env.get("CUVIL_CPU_FEATURES", ""),
+                   cpu_features=env.get("CUVIL_CPU_FEATURES", ""), logs=_logs(env.get("CUVIL_LOGS", "")),
+                   dump_dir=Path(env["CUVIL_DUMP_DIR"]) if env.get("CUVIL_DUMP_DIR") else None,
                    repro_dir=Path(env.get("CUVIL_REPRO_DIR") or os.path.join(tempfile.gettempdir(), "cuvil-repro")))
+
+
+#: What CUVIL_LOGS may name.
+LOGS = ("stages",)
+
+
+def _logs(spec: str) -> Tuple[str, ...]:
+    names = tuple(n.strip().lstrip("+") for n in spec.split(",") if n.strip())
+    unknown = [n for n in names if n not in LOGS]
+    if unknown:
+        raise ValueError(f"CUVIL_LOGS={spec!r}: unknown log {unknown[0]!r}; known: {', '.join(LOGS)}")
+    return names
 
 
 def environment() -> Environment:
@@ -89,6 +107,9 @@ class CompileOptions:
     # The CPU features kernels may use: None for the host's (cuvil.cpu_features),
     # () for code any CPU of the architecture runs (cross builds: cuvil.export).
     target_features: Optional[Tuple[str, ...]] = None
+    # Where the IR after every pass goes (not part of what is built: a
+    # compile with a dump folder skips the cache lookup so that it dumps).
+    dump_dir: Optional[str] = None
 
     def __post_init__(self):
         if self.target != "host":
@@ -102,14 +123,16 @@ class CompileOptions:
 
     @classmethod
     def make(cls, target="host", opt_level=3, num_threads=None, profile=False, dynamic_dims=None,
-             schedule=None, use_cache=True, precision="fp32", target_features=None) -> "CompileOptions":
+             schedule=None, use_cache=True, precision="fp32", target_features=None,
+             dump_dir=None) -> "CompileOptions":
         """From the arguments users pass (dynamic_dims as {input: dim | [dims] | {dim: name}})."""
         dyn = tuple(sorted((int(i), tuple(sorted(_dim_names(i, d).items())))
                            for i, d in (dynamic_dims or {}).items()))
         return cls(target=target, opt_level=opt_level, num_threads=num_threads, profile=bool(profile),
                    dynamic_dims=dyn, schedule=None if schedule is None else tuple(map(tuple, schedule)),
                    use_cache=use_cache, precision=precision,
-                   target_features=None if target_features is None else tuple(sorted(target_features)))
+                   target_features=None if target_features is None else tuple(sorted(target_features)),
+                   dump_dir=None if dump_dir is None else str(dump_dir))
 
     @property
     def dynamic(self) -> Dict[int, Dict[int, str]]:

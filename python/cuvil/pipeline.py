@@ -71,10 +71,12 @@ class PassPipeline:
     def replay(self, src: str, dst: str, tools: "Tools") -> List[str]:
         return [shlex.join([tools.cuvil_opt, src, f"--pass-pipeline={self.text}", "-o", dst])]
 
-    def run(self, module):
-        """In place on a cuvil.ir module; CompileError with a reproducer on failure."""
+    def run(self, module, dump_dir: Optional[Path] = None):
+        """In place on a cuvil.ir module; CompileError with a reproducer on
+        failure. `dump_dir`: the IR after every pass and the pass timings
+        go there (diagnostics.run_pipeline)."""
         from .diagnostics import run_pipeline
-        run_pipeline(module, self.text, self.name)
+        run_pipeline(module, self.text, self.name, dump_dir=dump_dir)
         return module
 
 
@@ -115,11 +117,15 @@ class TransformSchedule:
             commands.append(shlex.join(["rm", "-f", *[f"{dst}.{i + 1}" for i in range(len(self.scripts) - 1)]]))
         return commands
 
-    def run(self, module):
-        """In place on a cuvil.ir module; TransformError on failure."""
+    def run(self, module, dump_dir: Optional[Path] = None):
+        """In place on a cuvil.ir module; TransformError on failure.
+        `dump_dir`: the IR after each script goes there."""
         from . import transform
-        for s in self.scripts:
+        for i, s in enumerate(self.scripts):
             transform.apply(module, s.text, entry=s.entry)
+            if dump_dir is not None:
+                dump_dir.mkdir(parents=True, exist_ok=True)
+                (dump_dir / f"{i}_{s.path.stem}.mlir").write_text(as_printed(module))
         return module
 
 
