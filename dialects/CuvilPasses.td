@@ -286,6 +286,27 @@ def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::func::Func
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def CuvilGuardIntegerDivision : Pass<"cuvil-guard-integer-division", "::mlir::ModuleOp"> {
+  let summary = "Integer division and remainder never trap; a zero divisor is reported";
+  let description = [{
+    x86's idiv raises SIGFPE on a zero divisor and on INT_MIN / -1. Every
+    arith.divsi / divui / remsi / remui / floordivsi / ceildivsi / ceildivui
+    on integers (scalars or vectors; not `index`, whose divisors are sizes)
+    with a divisor that is not a constant known to be safe divides by 1
+    instead where the divisor is 0 (or INT_MIN / -1 for signed ops), yields
+    eager PyTorch's wrapped result for INT_MIN / -1 (INT_MIN; remainder 0),
+    and, where any divisor was 0, calls `cuvil_runtime_error(1)` (the C
+    runtime records it; the caller raises after the call, as eager raises
+    ZeroDivisionError). In a linalg.generic body the check is a reduction
+    over the divisor input tensor, placed after the op (a body may have no
+    side effects); a divisor computed inside the body is made safe without
+    a report. Runs on tensors, first in the raise step.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "::mlir::func::FuncOp"> {
   let summary = "Contractions read bf16 / f16 operands and accumulate in f32";
   let description = [{

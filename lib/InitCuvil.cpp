@@ -12,6 +12,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
     registerCuvilCollapseParallelLoops();
     registerCuvilEarlyDealloc();
+    registerCuvilGuardIntegerDivision();
     registerCuvilIm2colConv();
     registerCuvilLowerToLinalg();
     registerCuvilMarkWeights();

@@ -100,6 +100,7 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
     lines += [
         "",
         "void _mlir_ciface_main(" + ", ".join(["memref_t *"] * n_args) + ");",
+        "int32_t cuvil_runtime_take_error(void);   /* runtime_support.c */",
     ]
     if has_prepack:
         n_pre = len(sig.prepack_specs[0]) + len(sig.prepack_specs[1])
@@ -161,7 +162,7 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
         f"  for (int i = 0; i < {n_out}; ++i) io[{n_in} + i] = make_memref(outputs[i], output_table[i].rank, output_table[i].shape);",
         "  _mlir_ciface_main(" + ", ".join(call_args) + ");",
         f"  for (int i = 0; i < {n_in + n_out}; ++i) free(io[i]);",
-        "  return 0;",
+        "  return cuvil_runtime_take_error();",
         "}",
     ]
     return "\n".join(lines) + "\n"
@@ -190,7 +191,8 @@ def _header(sig) -> str:
         "typedef struct cuvil_model cuvil_model;", "",
         "/* Reads weights.bin and prepacks weights; NULL (and a message on stderr) on failure. */",
         "cuvil_model *cuvil_model_load(const char *weights_path);",
-        "/* inputs[i] / outputs[j] point to the buffers described above; returns 0. */",
+        "/* inputs[i] / outputs[j] point to the buffers described above; returns 0, or 1 when the",
+        " * model divided an integer by zero (the outputs are then not meaningful). */",
         "int cuvil_model_run(cuvil_model *model, const void *const *inputs, void *const *outputs);",
         "void cuvil_model_free(cuvil_model *model);", "",
         "#ifdef __cplusplus", "}", "#endif", "#endif", ""])

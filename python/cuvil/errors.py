@@ -38,3 +38,9 @@ class CompileError(CuvilError):
 
 class TransformError(CuvilError):
     """A transform script failed to parse, match or apply."""
+
+
+class ExecutionError(CuvilError, RuntimeError):
+    """The compiled code reported an error while running (e.g. an integer
+    division by zero, where eager PyTorch raises ZeroDivisionError); the
+    outputs of that call are discarded. A RuntimeError, as eager's is."""

@@ -121,14 +121,21 @@ class Library:
         return hasattr(self._lib, f"_mlir_ciface_{name}")
 
     def function(self, name: str, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec]):
-        return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs)
+        take_error = getattr(self._lib, "cuvil_runtime_take_error", None)
+        if take_error is not None:
+            take_error.restype, take_error.argtypes = ctypes.c_int32, []
+        return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs, take_error)
+
+
+#: cuvil_runtime_error codes (runtime_support.c) -> what the user is told.
+RUNTIME_ERRORS = {1: "integer division by zero (eager PyTorch raises ZeroDivisionError)"}
 
 
 class Function:
     """Calls one entry point on numpy arrays; allocates its outputs."""
 
-    def __init__(self, fn, name, inputs, outputs):
-        self._fn, self.name = fn, name
+    def __init__(self, fn, name, inputs, outputs, take_error=None):
+        self._fn, self.name, self._take_error = fn, name, take_error
         self.inputs, self.outputs = list(inputs), list(outputs)
         fn.restype = None
         fn.argtypes = [ctypes.c_void_p] * (len(self.inputs) + len(self.outputs))
@@ -138,6 +145,14 @@ class Function:
         `touch_threads` > 1 first-touches the outputs on that many threads
         (see first_touch)."""
         return self.bind({})(*arrays, out_shapes=out_shapes, touch_threads=touch_threads)
+
+    def raise_reported_error(self) -> None:
+        """Raises ExecutionError if the call reported one (cuvil_runtime_error)."""
+        code = self._take_error() if self._take_error is not None else 0
+        if code:
+            from .errors import ExecutionError
+            raise ExecutionError(f"{self.name}: {RUNTIME_ERRORS.get(code, f'runtime error {code}')}; "
+                                 f"the outputs of this call are discarded")
 
     def bind(self, fixed: Dict[int, np.ndarray]) -> "BoundFunction":
         """This function with the arrays at `fixed` positions (weights) passed
@@ -168,4 +183,5 @@ class BoundFunction:
         out_descs = [descriptor(a) for a in outs]
         f._fn(*[ctypes.addressof(descs[i]) for i in range(len(f.inputs))],
               *[ctypes.addressof(d) for d in out_descs])
+        f.raise_reported_error()
         return outs

@@ -163,7 +163,8 @@ class Translate:
 # profile counters) are exported from a library. The rest (the plain `main`
 # MLIR emits, memrefCopy, ...) stays local, so it can neither interpose on nor
 # be interposed by a host program's symbols.
-EXPORTS_MAP = "{ global: _mlir_ciface_*; cuvil_model_*; cuvil_profile_read; cuvil_profile_reset; local: *; };\n"
+EXPORTS_MAP = ("{ global: _mlir_ciface_*; cuvil_model_*; cuvil_profile_read; cuvil_profile_reset; "
+               "cuvil_runtime_take_error; local: *; };\n")
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
 
     First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
     BatchNorm's empty check) go: they have side effects and block elementwise
-    fusion; and @main's weight arguments (cuvil.kind other than user_input)
+    fusion; integer divisions get safe divisors and a zero-divisor report
+    (the op's divisor input reduced next to it); and @main's weight arguments (cuvil.kind other than user_input)
     are marked cuvil.weight, which the conv rewrites and the prepack split read.
     Elementwise fusion runs while the contractions are still cuvil.matmul ops:
     linalg-fuse-elementwise-ops also propagates reshapes through linalg ops and
@@ -290,7 +292,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
-    return ("func.func(cuvil-strip-asserts)", "cuvil-mark-weights",
+    return ("func.func(cuvil-strip-asserts)", "cuvil-guard-integer-division", "cuvil-mark-weights",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",

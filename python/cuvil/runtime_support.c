@@ -154,6 +154,23 @@ void memrefCopy(int64_t elemSize, CuvilUnrankedMemRef *srcArg, CuvilUnrankedMemR
  * nanoseconds. Kernels are called from the thread that runs `main`, one at a
  * time; a library run from two threads at once gets approximate counts (the
  * counters are atomic, the attribution of overlapping calls is not). */
+/* Errors compiled code reports instead of trapping (cuvil-guard-integer-
+ * division calls cuvil_runtime_error where a divisor is 0): the first one is
+ * kept until the caller takes it after the call (cuvil.execution,
+ * cuvil_model_run). Codes: 1 = integer division by zero. */
+static _Atomic int32_t runtimeError;
+
+void cuvil_runtime_error(int32_t code) {
+  int32_t none = 0;
+  atomic_compare_exchange_strong_explicit(&runtimeError, &none, code, memory_order_relaxed,
+                                          memory_order_relaxed);
+}
+
+/* The error reported since the last call of this function (0: none); exported. */
+int32_t cuvil_runtime_take_error(void) {
+  return atomic_exchange_explicit(&runtimeError, 0, memory_order_relaxed);
+}
+
 #ifdef CUVIL_PROFILE
 enum { PROFILE_KERNELS = 4096 };
 static _Atomic uint64_t profileCalls[PROFILE_KERNELS];
