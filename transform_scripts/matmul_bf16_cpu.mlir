@@ -36,6 +36,13 @@
 //     x86vector.avx512.dot with a 64-byte row of B's panel.
 //  Per k pair: DOT_RM broadcasts + 4 loads of B feed 4 x DOT_RM vdpbf16ps
 //  (each 32 multiply-adds), with DOT_RM x 4 zmm accumulators.
+//  5. The accumulators' reads / writes folded through their 1 x 16 slices onto
+//     the register tile (fold_tensor_subset_ops_into_vector_transfers): one
+//     chain of transfer_writes into the DOT_RM x 1 x 64 tile. Left as 16
+//     extract_slice / transfer_write / insert_slice triples, bufferization
+//     saw the writes interleaved with reads of the same tile and copied each
+//     slice into a fresh 64-byte buffer: 16 malloc + free per register tile
+//     per K block, ~20% of the kernel's time (BERT shapes 370 -> 465 GFLOP/s).
 //
 // Boundaries: N is padded to whole panels and odd K with one zero k row by
 // the packing, so only M has a remainder: the peeled rows run the same 1 x 16
@@ -223,6 +230,10 @@ module attributes {transform.with_named_sequence} {
     transform.apply_cse to %f2 : !transform.any_op
     %f3 = transform.apply_registered_pass "loop-invariant-subset-hoisting" to %f2
       : (!transform.any_op) -> !transform.any_op
+    // Step 5 of the header: without it, one heap buffer per accumulator.
+    transform.apply_patterns to %f3 {
+      transform.apply_patterns.tensor.fold_tensor_subset_ops_into_vector_transfers
+    } : !transform.any_op
     transform.yield
   }
 

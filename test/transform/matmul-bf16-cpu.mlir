@@ -19,6 +19,10 @@
 // CHECK-COUNT-16:        x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
 // CHECK-NOT:             x86vector.avx512.dot
 // CHECK:                 scf.yield
+// The accumulators written back as one chain into the register tile (as 16
+// slices of it, bufferization copied each into a fresh heap buffer).
+// CHECK-COUNT-16:      vector.transfer_write {{.*}} : vector<1x1x16xf32>, tensor<4x1x64xf32>
+// CHECK-NEXT:          tensor.insert_slice {{.*}} : tensor<4x1x64xf32> into tensor<64x4x64xf32>
 // CHECK-NOT:     vector.contract
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
