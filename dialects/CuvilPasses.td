@@ -286,6 +286,24 @@ def CuvilWidenBoolTensors : Pass<"cuvil-widen-bool-tensors", "::mlir::func::Func
                            "::mlir::linalg::LinalgDialect"];
 }
 
+def CuvilCheckGatherIndices : Pass<"cuvil-check-gather-indices", "::mlir::func::FuncOp"> {
+  let summary = "Data-dependent tensor.extract indices in linalg bodies are clamped and checked";
+  let description = [{
+    torch-mlir lowers embedding, gather, index_select and x[idx] to a
+    linalg.generic whose body reads `tensor.extract %t[%i, ...]` with an index
+    computed from an input element, checked by cf.asserts that
+    cuvil-strip-asserts removes. For each such index (one whose computation in
+    the body reads an input and has no side effects), this pass clamps the
+    read into `[0, dim - 1]` and, after the op, recomputes the indices in a
+    reduction over the op's iteration space: if any was out of range it calls
+    `cuvil_runtime_error(2)` (the call then raises an IndexError, as eager
+    does). Runs before cuvil-strip-asserts.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilGuardIntegerDivision : Pass<"cuvil-guard-integer-division", "::mlir::ModuleOp"> {
   let summary = "Integer division and remainder never trap; a zero divisor is reported";
   let description = [{

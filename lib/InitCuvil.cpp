@@ -10,6 +10,7 @@ void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
 
 void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
+    registerCuvilCheckGatherIndices();
     registerCuvilCollapseParallelLoops();
     registerCuvilEarlyDealloc();
     registerCuvilGuardIntegerDivision();

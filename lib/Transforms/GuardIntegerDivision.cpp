@@ -13,6 +13,7 @@
 // op. After vectorization it could not tell a zero divisor from the padding
 // of a masked vector tail.
 //===----------------------------------------------------------------------===//
+#include "RuntimeErrors.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,10 +31,7 @@ using namespace mlir;
 
 namespace {
 
-/// The runtime entry point (runtime_support.c) and its error codes (kept in
-/// step with cuvil.execution.RUNTIME_ERRORS).
-constexpr StringLiteral kRuntimeError = "cuvil_runtime_error";
-constexpr int32_t kIntegerDivisionByZero = 1;
+using cuvil::RuntimeError;
 
 bool isSigned(Operation *op) { return isa<arith::DivSIOp, arith::RemSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp>(op); }
 bool isRemainder(Operation *op) { return isa<arith::RemSIOp, arith::RemUIOp>(op); }
@@ -98,53 +96,6 @@ Value makeSafe(Operation *op) {
   return isZero;
 }
 
-/// `if (flag) cuvil_runtime_error(code)` at `b`'s insertion point.
-void reportIf(OpBuilder &b, Location loc, Value flag, func::FuncOp reporter) {
-  auto ifOp = scf::IfOp::create(b, loc, flag, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(ifOp.thenBlock());
-  Value code = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(kIntegerDivisionByZero));
-  func::CallOp::create(b, loc, reporter, ValueRange{code});
-}
-
-/// After `generic` (whose body divides by its input `divisor`): whether any
-/// element of that input tensor is 0, as a reduction to an i8 scalar tensor
-/// (a linalg op the schedules vectorize), then the report on the host side.
-void reportZeroElements(linalg::GenericOp generic, OpOperand *divisor, func::FuncOp reporter) {
-  Location loc = generic.getLoc();
-  OpBuilder b(generic);
-  b.setInsertionPointAfter(generic);
-  Value input = divisor->get();
-  auto type = cast<RankedTensorType>(input.getType());
-  Type i8 = b.getI8Type();
-  Value zero8 = arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0));
-  Value init = linalg::FillOp::create(b, loc, ValueRange{zero8},
-                                      ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, i8)})
-                   .getResult(0);
-  unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank), AffineMap::get(rank, 0, b.getContext())};
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::reduction);
-  auto any = linalg::GenericOp::create(
-      b, loc, TypeRange{init.getType()}, ValueRange{input}, ValueRange{init}, maps, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value zero = arith::ConstantOp::create(nb, l, IntegerAttr::get(args[0].getType(), 0));
-        Value isZero = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, args[0], zero);
-        Value acc = arith::OrIOp::create(nb, l, args[1], arith::ExtUIOp::create(nb, l, i8, isZero));
-        linalg::YieldOp::create(nb, l, acc);
-      });
-  Value flag = tensor::ExtractOp::create(b, loc, any.getResult(0), ValueRange{});
-  reportIf(b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero8), reporter);
-}
-
-func::FuncOp getOrDeclareReporter(ModuleOp module) {
-  if (auto f = module.lookupSymbol<func::FuncOp>(kRuntimeError))
-    return f;
-  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
-  auto f = func::FuncOp::create(b, module.getLoc(), kRuntimeError, b.getFunctionType({b.getI32Type()}, {}));
-  f.setPrivate();
-  return f;
-}
-
 bool isIntegerDivision(Operation *op) {
   if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp, arith::FloorDivSIOp,
            arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
@@ -165,15 +116,18 @@ struct CuvilGuardIntegerDivisionPass
     });
     if (divisions.empty())
       return;
-    func::FuncOp reporter = getOrDeclareReporter(module);
+    func::FuncOp reporter = cuvil::getOrDeclareRuntimeError(module);
     for (Operation *op : divisions) {
       Value isZero = makeSafe(op);
       auto generic = dyn_cast<linalg::GenericOp>(op->getParentOp());
       if (!generic) {
         // Outside linalg bodies (scalars on the host side): report in place.
+        if (!cuvil::dependsOnCallInputs(op->getOperand(1)))
+          continue;
         OpBuilder b(op);
         b.setInsertionPointAfter(op);
-        reportIf(b, op->getLoc(), anyTrue(b, op->getLoc(), isZero), reporter);
+        cuvil::reportIf(b, op->getLoc(), anyTrue(b, op->getLoc(), isZero), RuntimeError::IntegerDivisionByZero,
+                        reporter);
         continue;
       }
       // Inside a body no side effect may happen: report from the divisor
@@ -181,8 +135,15 @@ struct CuvilGuardIntegerDivisionPass
       // //, %, div(rounding_mode=) on tensors); a divisor computed in the body
       // divides safely without a report.
       auto arg = dyn_cast<BlockArgument>(op->getOperand(1).getDefiningOp<arith::SelectOp>().getFalseValue());
-      if (arg && arg.getOwner() == generic.getBody() && arg.getArgNumber() < generic.getNumDpsInputs())
-        reportZeroElements(generic, generic.getDpsInputOperand(arg.getArgNumber()), reporter);
+      if (arg && arg.getOwner() == generic.getBody() && arg.getArgNumber() < generic.getNumDpsInputs() &&
+          cuvil::dependsOnCallInputs(generic.getDpsInputOperand(arg.getArgNumber())->get())) {
+        auto isZeroElement = [](OpBuilder &b, Location l, ValueRange divisor) -> Value {
+          Value zero = arith::ConstantOp::create(b, l, IntegerAttr::get(divisor[0].getType(), 0));
+          return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, divisor[0], zero);
+        };
+        cuvil::reportIfAny(generic, {generic.getDpsInputOperand(arg.getArgNumber())}, isZeroElement,
+                           RuntimeError::IntegerDivisionByZero, reporter);
+      }
     }
   }
 };

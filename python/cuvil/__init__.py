@@ -6,7 +6,8 @@ only when a compile entry point is first used.
 import logging as _logging
 
 from ._version import LLVM_VERSION, __version__  # noqa: F401
-from .errors import CompileError, CuvilError, ExecutionError, TransformError, UnsupportedOpError  # noqa: F401
+from .errors import (CompileError, CuvilError, ExecutionError, ExecutionIndexError, TransformError,  # noqa: F401
+                     UnsupportedOpError)
 from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 

@@ -191,8 +191,8 @@ def _header(sig) -> str:
         "typedef struct cuvil_model cuvil_model;", "",
         "/* Reads weights.bin and prepacks weights; NULL (and a message on stderr) on failure. */",
         "cuvil_model *cuvil_model_load(const char *weights_path);",
-        "/* inputs[i] / outputs[j] point to the buffers described above; returns 0, or 1 when the",
-        " * model divided an integer by zero (the outputs are then not meaningful). */",
+        "/* inputs[i] / outputs[j] point to the buffers described above; returns 0, or when the",
+        " * outputs are not meaningful: 1 (an integer division by zero), 2 (an index out of range). */",
         "int cuvil_model_run(cuvil_model *model, const void *const *inputs, void *const *outputs);",
         "void cuvil_model_free(cuvil_model *model);", "",
         "#ifdef __cplusplus", "}", "#endif", "#endif", ""])

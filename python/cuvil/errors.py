@@ -44,3 +44,8 @@ class ExecutionError(CuvilError, RuntimeError):
     """The compiled code reported an error while running (e.g. an integer
     division by zero, where eager PyTorch raises ZeroDivisionError); the
     outputs of that call are discarded. A RuntimeError, as eager's is."""
+
+
+class ExecutionIndexError(ExecutionError, IndexError):
+    """An index the model gathered with (embedding, gather, index_select,
+    x[idx]) was out of range: an IndexError, as eager's is."""

@@ -127,8 +127,11 @@ class Library:
         return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs, take_error)
 
 
-#: cuvil_runtime_error codes (runtime_support.c) -> what the user is told.
-RUNTIME_ERRORS = {1: "integer division by zero (eager PyTorch raises ZeroDivisionError)"}
+#: cuvil_runtime_error codes (runtime_support.c, lib/Transforms/RuntimeErrors.h)
+#: -> what the user is told, and the error raised.
+RUNTIME_ERRORS = {1: ("integer division by zero (eager PyTorch raises ZeroDivisionError)", "ExecutionError"),
+                  2: ("an index is out of range in a gather / embedding / indexing op (eager PyTorch "
+                      "raises IndexError)", "ExecutionIndexError")}
 
 
 class Function:
@@ -150,9 +153,9 @@ class Function:
         """Raises ExecutionError if the call reported one (cuvil_runtime_error)."""
         code = self._take_error() if self._take_error is not None else 0
         if code:
-            from .errors import ExecutionError
-            raise ExecutionError(f"{self.name}: {RUNTIME_ERRORS.get(code, f'runtime error {code}')}; "
-                                 f"the outputs of this call are discarded")
+            from . import errors
+            what, error = RUNTIME_ERRORS.get(code, (f"runtime error {code}", "ExecutionError"))
+            raise getattr(errors, error)(f"{self.name}: {what}; the outputs of this call are discarded")
 
     def bind(self, fixed: Dict[int, np.ndarray]) -> "BoundFunction":
         """This function with the arrays at `fixed` positions (weights) passed

@@ -273,7 +273,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
 
     First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
     BatchNorm's empty check) go: they have side effects and block elementwise
-    fusion; integer divisions get safe divisors and a zero-divisor report
+    fusion (gathers' data-dependent indices are clamped and checked by a
+    reduction next to the op before); integer divisions get safe divisors and a zero-divisor report
     (the op's divisor input reduced next to it); and @main's weight arguments (cuvil.kind other than user_input)
     are marked cuvil.weight, which the conv rewrites and the prepack split read.
     Elementwise fusion runs while the contractions are still cuvil.matmul ops:
@@ -292,7 +293,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
-    return ("func.func(cuvil-strip-asserts)", "cuvil-guard-integer-division", "cuvil-mark-weights",
+    return ("func.func(cuvil-check-gather-indices,cuvil-strip-asserts)", "cuvil-guard-integer-division",
+            "cuvil-mark-weights",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",

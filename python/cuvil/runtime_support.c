@@ -154,10 +154,11 @@ void memrefCopy(int64_t elemSize, CuvilUnrankedMemRef *srcArg, CuvilUnrankedMemR
  * nanoseconds. Kernels are called from the thread that runs `main`, one at a
  * time; a library run from two threads at once gets approximate counts (the
  * counters are atomic, the attribution of overlapping calls is not). */
-/* Errors compiled code reports instead of trapping (cuvil-guard-integer-
- * division calls cuvil_runtime_error where a divisor is 0): the first one is
+/* Errors compiled code reports instead of trapping or reading out of bounds
+ * (cuvil-guard-integer-division, cuvil-check-gather-indices): the first one is
  * kept until the caller takes it after the call (cuvil.execution,
- * cuvil_model_run). Codes: 1 = integer division by zero. */
+ * cuvil_model_run). Codes: 1 = integer division by zero, 2 = a gather index
+ * out of range (cuvil-check-gather-indices). */
 static _Atomic int32_t runtimeError;
 
 void cuvil_runtime_error(int32_t code) {

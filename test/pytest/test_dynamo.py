@@ -114,12 +114,12 @@ def _warnings_of(fn, *args):
     return result, [str(w.message) for w in caught if "cuvil:" in str(w.message)]
 
 
-def test_inputs_cuvil_cannot_take_run_eagerly_with_a_warning():
+def test_bf16_models_compile_through_the_backend():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 8).eval().to(torch.bfloat16)
     x = torch.randn(4, 8, dtype=torch.bfloat16)
     got, _, warned = _run(model, x)
-    assert len(warned) == 1 and "bfloat16" in warned[0]
+    assert not warned
     # Not eager compared with itself: the product in float, rounded to bf16
     # (bf16 matmuls accumulate in f32; a few bf16 roundings off).
     want = torch.nn.functional.linear(x.float(), model.weight.float(), model.bias.float())
@@ -127,12 +127,24 @@ def test_inputs_cuvil_cannot_take_run_eagerly_with_a_warning():
     torch.testing.assert_close(got.float(), want, rtol=0.016, atol=0.016)
 
 
+class _Double(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def test_inputs_cuvil_cannot_take_run_eagerly_with_a_warning():
+    x = torch.randn(4, 8, dtype=torch.complex64)
+    got, _, warned = _run(_Double(), x)
+    assert len(warned) == 1 and "complex64" in warned[0]
+    assert torch.equal(got, x * 2)
+
+
 def test_strict_raises_on_inputs_cuvil_cannot_take():
     from cuvil.dynamo import cuvil_backend
     model = torch.nn.Linear(8, 8).eval()
     run = cuvil_backend(_traced(model, torch.randn(4, 8)), None, options={"strict": True})
-    with pytest.raises(TypeError, match="bfloat16"):
-        run(torch.randn(4, 8, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="complex64"):
+        run(torch.randn(4, 8, dtype=torch.complex64))
 
 
 def test_inputs_on_another_device_run_eagerly_with_a_warning():

@@ -63,3 +63,52 @@ def test_broadcast_divisor_is_checked_too():
         fast(a, b)
     b[1] = 5
     assert torch.equal(fast(a, b), a % b)
+
+
+class Gathers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids, x, rows):
+        return self.embed(ids), x[rows], torch.index_select(x, 0, rows)
+
+
+def _gather_inputs():
+    g = torch.Generator().manual_seed(0)
+    return torch.randint(0, 10, (2, 7), generator=g), torch.randn(6, 5, generator=g), torch.tensor([0, -1, 5, 2])
+
+
+def test_gathers_in_range_match_eager():
+    model = Gathers().eval()
+    ids, x, rows = _gather_inputs()
+    fast = cuvil.compile(model)
+    with torch.no_grad():
+        for got, want in zip(fast(ids, x, rows.clamp(min=0)), model(ids, x, rows.clamp(min=0))):
+            assert torch.equal(got, want)
+        # x[rows] takes negative rows (wrapped); index_select does not.
+        assert torch.equal(cuvil.compile(Rows())(x, rows), x[rows])
+
+
+class Rows(torch.nn.Module):
+    def forward(self, x, rows):
+        return x[rows]
+
+
+@pytest.mark.parametrize("which", ["embedding", "indexing"])
+def test_an_index_out_of_range_is_an_index_error_not_a_wild_read(which):
+    model = Gathers().eval()
+    ids, x, rows = _gather_inputs()
+    rows = rows.clamp(min=0)
+    fast = cuvil.compile(model)
+    fast(ids, x, rows)
+    if which == "embedding":
+        ids[1, 3] = 10 ** 9        # far outside the table: unguarded, a segfault
+    else:
+        rows[2] = 6
+    with pytest.raises(IndexError):
+        model(ids, x, rows)
+    with pytest.raises(cuvil.ExecutionIndexError, match="an index is out of range"):
+        fast(ids, x, rows)
+    with pytest.raises(IndexError):   # an IndexError and a RuntimeError, as eager's are
+        fast(ids, x, rows)
