@@ -3,6 +3,7 @@ instead, on every workload, 1 and 2 threads, in one run.
 
     python benchmarks/run.py                       # everything
     python benchmarks/run.py --workloads mlp --systems eager cuvil --threads 1
+    python benchmarks/run.py --workloads mlp --systems cuvil cuvil-bf16 --rounds 3   # ABAB...
 
 Each (workload, system, threads) runs in its own process (clean peak-memory
 numbers, no cross-talk between runtimes). Reports median and min latency over
@@ -17,6 +18,10 @@ core-to-core handoff latency), before and after timing:
 worse than the best of that probe in the whole run flags the row as measured
 on a busy machine (a shared host's cores or caches taken by its neighbours,
 or its two vCPUs placed on two core complexes).
+With --rounds N the systems of one (workload, threads) run one after the
+other N times (A B C A B C ...: these VMs' speed swings up to 2x between
+minutes); a row then reports the median of the rounds' medians, the min of
+their mins, and "vs cuvil" per round (min..median of the ratios).
 Writes results/latest.json, results/latest.md and results/latest.png (if
 matplotlib is installed).
 """
@@ -112,6 +117,42 @@ def run_child(workload, system, threads, args):
     return json.loads(lines[-1])
 
 
+def merge_rounds(rounds):
+    """One row from the same (workload, system, threads) measured in several
+    rounds: median of the medians, min of the mins, the rest from the round
+    with the median median; `round_ms` keeps every round's median."""
+    ok = [r for r in rounds if "median_ms" in r]
+    if not ok:
+        return rounds[-1]
+    ok.sort(key=lambda r: r["median_ms"])
+    row = dict(ok[len(ok) // 2])
+    row["median_ms"] = statistics.median(r["median_ms"] for r in ok)
+    row["min_ms"] = min(r["min_ms"] for r in ok)
+    row["round_ms"] = [r["median_ms"] for r in rounds if "median_ms" in r]
+    row["rounds"] = len(ok)
+    if "gflops" in row:   # rescaled from the picked round's median to the merged one
+        scale = ok[len(ok) // 2]["median_ms"] / row["median_ms"]
+        row["gflops"] *= scale
+        row["peak_fraction"] *= scale
+    return row
+
+
+def ratios_vs(results, base="cuvil"):
+    """{(workload, system, threads): (min, median)} of the system's time /
+    base's time, round by round (rounds measured side by side): > 1 where
+    base is faster."""
+    out = {}
+    index = {(r["workload"], r["system"], r["threads"]): r for r in results}
+    for (w, s, t), r in index.items():
+        b = index.get((w, base, t))
+        if not b or "round_ms" not in r or "round_ms" not in b or s == base:
+            continue
+        ratios = [sm / bm for bm, sm in zip(b["round_ms"], r["round_ms"])]
+        if ratios:
+            out[(w, s, t)] = (min(ratios), statistics.median(ratios))
+    return out
+
+
 def best_machine(results, start) -> dict:
     """{threads: the best value of each machine probe seen in the run} (highest
     rate, lowest latency): what the machine can do when nothing interferes."""
@@ -129,13 +170,14 @@ def markdown(results, start=None):
     best the run saw for that thread count are flagged "busy"."""
     import machine
     best = best_machine(results, start)
-    rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | % peak | vs eager | compile cold s | cached s | max err |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| workload | threads | system | median ms | min ms | GFLOP/s | % peak | vs eager | its time / cuvil's (min..med) | compile cold s | cached s | max err |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    vs_cuvil = ratios_vs(results)
     eager = {(r["workload"], r["threads"]): r.get("median_ms") for r in results if r["system"] == "eager"}
     for r in results:
         if "error" in r or "skipped" in r:
             rows.append(f"| {r['workload']} | {r['threads']} | {r['system']} | "
-                        f"{'skipped' if 'skipped' in r else 'failed'}: {r.get('skipped') or r.get('error')} ||||||||")
+                        f"{'skipped' if 'skipped' in r else 'failed'}: {r.get('skipped') or r.get('error')} |||||||||")
             continue
         base = eager.get((r["workload"], r["threads"]))
         speedup = f"{base / r['median_ms']:.2f}x" if base else ""
@@ -145,9 +187,12 @@ def markdown(results, start=None):
             busy = machine.degraded(worst, best[r["threads"]])
             if busy:
                 peak += " (busy: " + ", ".join(f"{k} {worst[k]:.0f}" for k in busy) + ")"
+        ratio = vs_cuvil.get((r["workload"], r["system"], r["threads"]))
+        versus = f"{ratio[0]:.2f}..{ratio[1]:.2f}" if ratio else ""
         rows.append(
             f"| {r['workload']} | {r['threads']} | {r['system']} | {r['median_ms']:.2f} | {r['min_ms']:.2f} | "
-            f"{r.get('gflops', float('nan')):.0f} | {peak} | {speedup} | {r.get('compile_cold_s', float('nan')):.2f} | "
+            f"{r.get('gflops', float('nan')):.0f} | {peak} | {speedup} | {versus} | "
+            f"{r.get('compile_cold_s', float('nan')):.2f} | "
             f"{r.get('compile_cached_s', float('nan')):.2f} | {r['max_abs_err']:.1e} |".replace("nan", ""))
     footer = ""
     if start:
@@ -204,6 +249,7 @@ def main():
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--timeout", type=int, default=900)
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds of the systems (ABAB...)")
     p.add_argument("--out", default=str(HERE / "results" / "latest"))
     p.add_argument("--child", nargs=3, metavar=("WORKLOAD", "SYSTEM", "THREADS"), help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -222,12 +268,17 @@ def main():
     results = []
     for w in args.workloads:
         for t in args.threads:
-            for s in args.systems:
-                r = run_child(w, s, t, args)
-                results.append(r)
-                status = (f"{r['median_ms']:.2f} ms" if "median_ms" in r else
-                          f"skipped: {r['skipped']}" if "skipped" in r else f"FAILED: {r['error']}")
-                print(f"{w:>10} {t} thr {s:>12}: {status}", flush=True)
+            rounds = {s: [] for s in args.systems}
+            for k in range(args.rounds):
+                for s in args.systems:
+                    if rounds[s] and "median_ms" not in rounds[s][-1]:
+                        continue   # skipped or failed: once is enough
+                    r = run_child(w, s, t, args)
+                    rounds[s].append(r)
+                    status = (f"{r['median_ms']:.2f} ms" if "median_ms" in r else
+                              f"skipped: {r['skipped']}" if "skipped" in r else f"FAILED: {r['error']}")
+                    print(f"{w:>10} {t} thr {s:>13} round {k + 1}: {status}", flush=True)
+            results += [merge_rounds(rounds[s]) for s in args.systems]
     table = markdown(results, start)
     print("\n" + table)
     out = Path(args.out)

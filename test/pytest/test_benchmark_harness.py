@@ -79,3 +79,17 @@ def test_a_child_past_the_timeout_is_a_row_not_a_crash(tmp_path):
     (row,) = json.loads(out.with_suffix(".json").read_text())["results"]
     assert row["error"] == "timed out after 2 s"
     assert not list(scratch.iterdir())   # the killed child's scratch is removed too
+
+
+def test_rounds_are_merged_and_ratios_taken_round_by_round():
+    rows = [dict(workload="mlp", system="cuvil", threads=1, median_ms=m, min_ms=m - 1, gflops=100.0 / m,
+                 peak_fraction=0.5 / m) for m in (10.0, 30.0, 20.0)]
+    merged = harness.merge_rounds(rows)
+    assert merged["median_ms"] == 20.0 and merged["min_ms"] == 9.0 and merged["rounds"] == 3
+    assert merged["round_ms"] == [10.0, 30.0, 20.0] and merged["gflops"] == pytest.approx(5.0)
+    other = harness.merge_rounds([dict(workload="mlp", system="eager", threads=1, median_ms=m, min_ms=m)
+                                  for m in (20.0, 30.0, 80.0)])
+    # eager / cuvil per round: 2, 1, 4 -> min 1, median 2
+    assert harness.ratios_vs([merged, other]) == {("mlp", "eager", 1): (1.0, 2.0)}
+    failed = [dict(workload="mlp", system="x", threads=1, error="boom")]
+    assert harness.merge_rounds(failed) == failed[0]
