@@ -446,6 +446,11 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @cuvil_conv_vector_lowering(%f: !transform.any_op {transform.consumed}) {
     transform.apply_patterns to %f {
       transform.apply_patterns.vector.reduction_to_contract
+      // bf16 / f16 operands (precision=, bf16 models): sink_ops moves the
+      // vectorizer's arith.extf in front of the broadcasts of each read, so
+      // they fold into the contraction and it is lowered like the f32 one
+      // (as in matmul_cpu.mlir); f32 kernels have no extf here: unchanged.
+      transform.apply_patterns.vector.sink_ops
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
