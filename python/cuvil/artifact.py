@@ -252,8 +252,8 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, codegen=N
     cache under `key`; returns its path."""
     from .pipeline import EXPORTS_MAP, Codegen, Tools
     codegen = codegen or Codegen(num_threads=num_threads)
-    with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="cuvil-build-") as tmp_dir:
+        tmp = Path(tmp_dir)
         ll, obj, so, exports = tmp / "module.ll", tmp / "module.o", tmp / "module.so", tmp / "exports.map"
         ll.write_text(llvm_ir)
         exports.write_text(EXPORTS_MAP)

@@ -52,6 +52,8 @@ def _load_factory(ref: str):
     # class's source file through sys.modules[cls.__module__].
     module_name = f"_cuvil_cli_{Path(path).stem}"
     spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cuvil: cannot import {path} as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)

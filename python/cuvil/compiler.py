@@ -65,7 +65,9 @@ class CompiledModule:
     @property
     def pipeline(self) -> pipeline.Pipeline:
         """The pipeline that built the most recent signature."""
-        return self.last_signature.pipeline
+        pipe = self.last_signature.pipeline
+        assert isinstance(pipe, pipeline.Pipeline)
+        return pipe
 
     def stage_ir(self, stage: str = "cuvil") -> str:
         """The IR text after `stage` (one of STAGES) of the most recent compile,
@@ -125,7 +127,7 @@ class CompiledModule:
             raise ValueError(f"runs must be >= 1, got {runs}")
         for _ in range(warmup + 1):   # the first call compiles
             self(*args)
-        sig = self._last
+        sig = self.last_signature
         counters = profiling.Counters(sig.library.cdll)
         counters.reset()
         t = time.perf_counter()
@@ -208,7 +210,8 @@ class CompiledModule:
     def _compile_from_source(self, args, pipe, options, index_key, dump=None, progress=None) -> Signature:
         from .ir import Context
 
-        stats, ir_text = {}, {}
+        stats: Dict[str, float] = {}
+        ir_text: Dict[str, str] = {}
         imported = self._import(args, stats, ir_text)
         if dump is not None:
             for stage in ("torch", "linalg"):

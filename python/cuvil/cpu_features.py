@@ -11,7 +11,7 @@ builds code that dies of SIGILL: only removing is safe.
 """
 import functools
 from pathlib import Path
-from typing import FrozenSet
+from typing import FrozenSet, Optional
 
 #: Groups a CUVIL_CPU_FEATURES name may stand for.
 ALIASES = {"amx": ("amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "amx_complex"),
@@ -55,13 +55,13 @@ def _edits(spec: str):
         yield sign, ALIASES.get(name, (name,))
 
 
-def removed(spec: str = None) -> FrozenSet[str]:
+def removed(spec: Optional[str] = None) -> FrozenSet[str]:
     """The host features CUVIL_CPU_FEATURES (or `spec`) takes away."""
     flags = _host_flags()
     return frozenset(n for sign, names in _edits(_spec(spec)) if sign == "-" for n in names if n in flags)
 
 
-def features(spec: str = None) -> FrozenSet[str]:
+def features(spec: Optional[str] = None) -> FrozenSet[str]:
     """The features kernels may use: the host's, edited by CUVIL_CPU_FEATURES
     (read on each call, so a changed variable takes effect at the next compile)."""
     have = set(_host_flags())
@@ -70,16 +70,16 @@ def features(spec: str = None) -> FrozenSet[str]:
     return frozenset(have)
 
 
-def has(name: str, spec: str = None) -> bool:
+def has(name: str, spec: Optional[str] = None) -> bool:
     return name in features(spec)
 
 
-def llvm_mattr(spec: str = None) -> str:
+def llvm_mattr(spec: Optional[str] = None) -> str:
     """llc -mattr value disabling the removed features LLVM would use on its own."""
     return ",".join(f"-{LLVM_ATTRS[n]}" for n in sorted(removed(spec)) if n in LLVM_ATTRS)
 
 
-def describe(spec: str = None) -> dict:
+def describe(spec: Optional[str] = None) -> dict:
     """What Cuvil's kernel choice sees (for reports and benchmarks)."""
     have = features(spec)
     return {"amx_bf16": "amx_bf16" in have and "amx_tile" in have, "avx512_bf16": "avx512_bf16" in have,

@@ -82,7 +82,7 @@ def first_touch(arrays: Sequence[np.ndarray], threads: int) -> None:
         list(pool.map(touch, sorted(arrays, key=lambda a: -a.nbytes)))
 
 
-_DESCRIPTOR_TYPES = {}
+_DESCRIPTOR_TYPES: Dict[int, type] = {}
 
 
 def _descriptor_type(rank: int):

@@ -15,9 +15,10 @@ CUVIL_CACHE_STRUCTURAL=0 to always re-import and key on the IR instead.
 """
 import hashlib
 import os
+from typing import Dict
 
 
-_FILE_DIGESTS = {}   # (path, mtime_ns, size) -> sha256 of the file
+_FILE_DIGESTS: Dict[tuple, str] = {}   # (path, mtime_ns, size) -> sha256 of the file
 
 
 def _class_bytecode(cls) -> str:

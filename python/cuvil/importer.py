@@ -160,10 +160,10 @@ class ImportResult:
     _arg_tensors: List[Optional[torch.Tensor]]
     out_spec: Any = None            # pytree TreeSpec of the user outputs
 
-    def weights(self) -> List[torch.Tensor]:
+    def weights(self) -> List[Optional[torch.Tensor]]:
         return [t for a, t in zip(self.manifest["args"], self._arg_tensors) if a["kind"] != "user_input"]
 
-    def call_args(self, *user_inputs) -> List[torch.Tensor]:
+    def call_args(self, *user_inputs) -> List[Optional[torch.Tensor]]:
         """Full argument list for the MLIR func: weights and user inputs interleaved in
         func-argument order (user inputs in the order of prog.graph_signature.user_inputs)."""
         it = iter(user_inputs)
@@ -318,7 +318,9 @@ def import_program_weights_as_args(
     g = prog.graph
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}
 
-    args_manifest, arg_tensors, inlined = [], [], []
+    args_manifest: List[dict] = []
+    arg_tensors: List[Optional[torch.Tensor]] = []
+    inlined: List[Any] = []
     replace: Dict[str, Any] = {}
     for spec in sig.input_specs:
         arg = spec.arg

@@ -462,12 +462,12 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
     from .options import PRECISIONS
     from .transform import script_path
     host = features is None
-    features = cpu_features.features() if host else features
-    schedule = scheduling.default_schedule(features) if schedule is None else schedule
+    target = cpu_features.features() if features is None else features
+    schedule = scheduling.default_schedule(target) if schedule is None else schedule
     pack = script_path("pack_cpu")
     scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
     return Pipeline(steps=(
-        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision], scheduling.pack_entry(features)),
+        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision], scheduling.pack_entry(target)),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),

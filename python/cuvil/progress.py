@@ -21,7 +21,7 @@ class Progress:
         self._start = time.monotonic()
         self._done = threading.Event()
         self._shown = False
-        self._thread = None
+        self._thread: "threading.Thread | None" = None
 
     def stage(self, name: str) -> None:
         self._stage = name
@@ -29,8 +29,9 @@ class Progress:
     def __enter__(self) -> "Progress":
         isatty = getattr(self.stream, "isatty", None)
         if isatty is not None and isatty():
-            self._thread = threading.Thread(target=self._run, name="cuvil-progress", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._run, name="cuvil-progress", daemon=True)
+            thread.start()
+            self._thread = thread
         return self
 
     def __exit__(self, *exc) -> None:

@@ -2,7 +2,7 @@
 library (`CallContract`, stored beside it in the cache index), and the checks
 that map a call's inputs to a signature key."""
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
@@ -20,7 +20,7 @@ class CallContract:
     main_specs: tuple
     prepack_specs: Optional[tuple]    # (inputs, outputs) of @main_prepack, or None
     weight_order: List[str]           # main_prepack's inputs
-    out_spec: object                  # pytree TreeSpec of the outputs
+    out_spec: Any                     # pytree TreeSpec of the outputs
     input_dims: list = field(default_factory=list)    # per user input: int | symbol name
     output_dims: list = field(default_factory=list)   # per output: int | sympy expression
     kernels: dict = field(default_factory=dict)       # profile=True: {kernel: {"id": N, "what": ...}}
@@ -144,7 +144,7 @@ class Signature:
         return self.contract.weight_order
 
 
-def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Dict[tuple, object],
+def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tuple, object],
                   model_name: str) -> tuple:
     """The signature `args` run under: per input its shape (dynamic dims as
     None) and dtype. Raises TypeError / ValueError for inputs that cannot run
@@ -185,7 +185,7 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Dict[tuple
 
 def _check_shared_dims(args, dynamic) -> None:
     """Dynamic dims with one name are one size (the library assumes it)."""
-    sizes = {}
+    sizes: Dict[str, tuple] = {}
     for i, dims in dynamic.items():
         if i >= len(args):
             continue

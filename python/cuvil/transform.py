@@ -28,7 +28,7 @@ schedule.
 import collections
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .errors import TransformError
 
@@ -70,7 +70,7 @@ class ApplyReport:
 
 
 def _linalg_ops(module) -> Dict[str, int]:
-    counts = collections.Counter()
+    counts: "collections.Counter[str]" = collections.Counter()
 
     def visit(op):
         name = op.operation.name if hasattr(op, "operation") else op.name
@@ -104,12 +104,12 @@ def _parse(script: str, context=None):
         raise TransformError(f"transform script does not parse:\n{_diags(err)}") from None
 
 
-def _sequences(library) -> Dict[str, object]:
+def _sequences(library) -> Dict[str, Any]:
     return {op.attributes["sym_name"].value: op for op in library.body.operations
             if op.operation.name == "transform.named_sequence"}
 
 
-def _bindings(library, entry: str) -> Tuple[object, List[_Binding]]:
+def _bindings(library, entry: str) -> Tuple[Any, List[_Binding]]:
     """The entry sequence and the parameterized schedules it includes."""
     from .ir import DictAttr, FunctionType, IntegerAttr, OpResult, StringAttr
     sequences = _sequences(library)
@@ -153,7 +153,7 @@ def parameters(script: str, entry: str = "__transform_main") -> Dict[str, int]:
 def parameters_of(library, entry: str) -> Dict[str, int]:
     """`parameters` of a parsed library (a cuvil.ir.Module)."""
     _, bindings = _bindings(library, entry)
-    return {n: d for b in bindings for n, d in zip(b.names, b.defaults) if n is not None}
+    return {n: d for b in bindings for n, d in zip(b.names, b.defaults) if n is not None and d is not None}
 
 
 def _bind_entry(library, entry: str, params: Dict[str, int]) -> Tuple[str, Dict[str, int]]:
@@ -162,7 +162,7 @@ def _bind_entry(library, entry: str, params: Dict[str, int]) -> Tuple[str, Dict[
     parameter's value."""
     from .ir import Module
     seq, bindings = _bindings(library, entry)
-    known = {n: d for b in bindings for n, d in zip(b.names, b.defaults) if n is not None}
+    known = {n: d for b in bindings for n, d in zip(b.names, b.defaults) if n is not None and d is not None}
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise TransformError(f"script has no parameters named {unknown}; "

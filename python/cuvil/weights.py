@@ -3,7 +3,7 @@
 signatures over the same, unchanged tensors), rebound when the model's
 tensors change."""
 import weakref
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -47,7 +47,7 @@ def _prepack(lib, contract, weights, versions) -> Optional[PackedWeights]:
     return packed
 
 
-def state(tensors: Dict[str, object]) -> tuple:
+def state(tensors: Dict[str, Any]) -> tuple:
     """Changes when a weight is modified in place (torch's version counter)
     or given other memory (`param.data = ...`)."""
     return tuple((t._version, t.data_ptr()) for t in tensors.values())
