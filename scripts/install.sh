@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up Cuvil from a clone: a virtualenv (.venv, or the active one), the
-# pinned build requirements, then `pip install .` (CMake build into ./build).
+# pinned build requirements and the tested dependency set
+# (scripts/constraints.txt), then `pip install .` (CMake build into ./build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${VIRTUAL_ENV:-}" ]; then
@@ -9,8 +10,9 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
   . .venv/bin/activate
 fi
 start=$(date +%s)
-python -m pip install -q $(python scripts/pins.py build) $(python scripts/pins.py test)
-python -m pip install -q --no-build-isolation ".[test]"
+# The tested versions of everything pyproject.toml gives as a range.
+python -m pip install -q -c scripts/constraints.txt $(python scripts/pins.py build) $(python scripts/pins.py test)
+python -m pip install -q -c scripts/constraints.txt --no-build-isolation ".[test]"
 echo "cuvil installed into ${VIRTUAL_ENV} in $(( $(date +%s) - start )) s"
 # Optional, for the AArch64 AOT cross-build tests (test_aot.py skips them
 # without it): the Debian/Ubuntu AArch64 cross compiler and libc, and qemu's

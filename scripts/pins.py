@@ -1,4 +1,5 @@
-"""Prints requirement specs from pyproject.toml (the one place versions live).
+"""Prints requirement specs from pyproject.toml (the build stack's exact pins,
+the runtime and test ranges; the tested versions are scripts/constraints.txt).
 
     python scripts/pins.py build     # [build-system].requires
     python scripts/pins.py test      # runtime + test extras
