@@ -60,19 +60,25 @@ static void *spin_fma(void *arg) {
 // Floating-point operations of one iteration of spin_fma's loop.
 int64_t cuvil_bench_fma_flops_per_iter(void) { return CHAINS * LANES * 2; }
 
-// GFLOP/s of `threads` threads each doing `iters` x CHAINS x 16 FMAs at once.
-double cuvil_bench_fma_gflops(int threads, int64_t iters) {
+// Seconds for `threads` threads each running `spin` for `iters` iterations
+// at once; -1 if a thread cannot be started.
+static double run_spinners(int threads, int64_t iters, void *(*spin)(void *)) {
   pthread_t tid[64];
   struct job jobs[64];
   if (threads < 1 || threads > 64) return -1;
   double t = now_s();
   for (int i = 0; i < threads; ++i) {
     jobs[i].iters = iters;
-    if (pthread_create(&tid[i], 0, spin_fma, &jobs[i])) return -1;
+    if (pthread_create(&tid[i], 0, spin, &jobs[i])) return -1;
   }
   for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
-  t = now_s() - t;
-  return (double)threads * iters * CHAINS * LANES * 2 / t * 1e-9;
+  return now_s() - t;
+}
+
+// GFLOP/s of `threads` threads each doing `iters` x CHAINS x 16 FMAs at once.
+double cuvil_bench_fma_gflops(int threads, int64_t iters) {
+  double t = run_spinners(threads, iters, spin_fma);
+  return t < 0 ? -1 : (double)threads * iters * CHAINS * LANES * 2 / t * 1e-9;
 }
 
 // The bf16 dot-product roof (vdpbf16ps: 32 bf16 products summed pairwise
@@ -99,17 +105,8 @@ static void *spin_dpbf16(void *arg) {
 
 double cuvil_bench_bf16_gflops(int threads, int64_t iters) {
 #ifdef __AVX512BF16__
-  pthread_t tid[64];
-  struct job jobs[64];
-  if (threads < 1 || threads > 64) return -1;
-  double t = now_s();
-  for (int i = 0; i < threads; ++i) {
-    jobs[i].iters = iters;
-    if (pthread_create(&tid[i], 0, spin_dpbf16, &jobs[i])) return -1;
-  }
-  for (int i = 0; i < threads; ++i) pthread_join(tid[i], 0);
-  t = now_s() - t;
-  return (double)threads * iters * CHAINS * 64 / t * 1e-9;
+  double t = run_spinners(threads, iters, spin_dpbf16);
+  return t < 0 ? -1 : (double)threads * iters * CHAINS * 64 / t * 1e-9;
 #else
   (void)threads; (void)iters;
   return -1;
