@@ -33,7 +33,6 @@ struct GatherIndex {
   Value size;                  // the source's size there (defined before the generic)
   SmallVector<Operation *> slice;   // the body ops computing it, in order
   SmallVector<unsigned> inputs;     // the generic's inputs it reads (block argument numbers)
-  bool reported = false;            // it may change between calls (cuvil::dependsOnCallInputs)
 };
 
 /// The body ops computing `v` and the input block arguments they read; false
@@ -105,10 +104,10 @@ struct CuvilCheckGatherIndicesPass : cuvil::impl::CuvilCheckGatherIndicesBase<Cu
     SmallVector<GatherIndex *> indices;   // the reported ones
     for (GatherIndex &index : all) {
       index.size = tensor::DimOp::create(outside, g.getLoc(), index.extract.getTensor(), index.position);
-      index.reported = llvm::any_of(index.inputs, [&](unsigned i) {
-        return cuvil::dependsOnCallInputs(g.getDpsInputOperand(i)->get());
-      });
-      if (index.reported)
+      // Reported when it may change between calls (not from weights only).
+      if (llvm::any_of(index.inputs, [&](unsigned i) {
+            return cuvil::dependsOnCallInputs(g.getDpsInputOperand(i)->get());
+          }))
         indices.push_back(&index);
     }
     if (!indices.empty())

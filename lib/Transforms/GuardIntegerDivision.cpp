@@ -114,27 +114,25 @@ struct CuvilGuardIntegerDivisionPass
       if (isIntegerDivision(op))
         divisions.push_back(op);
     });
-    if (divisions.empty())
-      return;
-    func::FuncOp reporter = cuvil::getOrDeclareRuntimeError(module);
     for (Operation *op : divisions) {
+      Value divisor = op->getOperand(1);
       Value isZero = makeSafe(op);
       auto generic = dyn_cast<linalg::GenericOp>(op->getParentOp());
       if (!generic) {
         // Outside linalg bodies (scalars on the host side): report in place.
-        if (!cuvil::dependsOnCallInputs(op->getOperand(1)))
+        if (!cuvil::dependsOnCallInputs(divisor))
           continue;
         OpBuilder b(op);
         b.setInsertionPointAfter(op);
         cuvil::reportIf(b, op->getLoc(), anyTrue(b, op->getLoc(), isZero), RuntimeError::IntegerDivisionByZero,
-                        reporter);
+                        cuvil::getOrDeclareRuntimeError(module));
         continue;
       }
       // Inside a body no side effect may happen: report from the divisor
       // tensor itself when the divisor is one of the op's inputs (torch's
       // //, %, div(rounding_mode=) on tensors); a divisor computed in the body
       // divides safely without a report.
-      auto arg = dyn_cast<BlockArgument>(op->getOperand(1).getDefiningOp<arith::SelectOp>().getFalseValue());
+      auto arg = dyn_cast<BlockArgument>(divisor);
       if (arg && arg.getOwner() == generic.getBody() && arg.getArgNumber() < generic.getNumDpsInputs() &&
           cuvil::dependsOnCallInputs(generic.getDpsInputOperand(arg.getArgNumber())->get())) {
         auto isZeroElement = [](OpBuilder &b, Location l, ValueRange divisor) -> Value {
@@ -142,7 +140,7 @@ struct CuvilGuardIntegerDivisionPass
           return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, divisor[0], zero);
         };
         cuvil::reportIfAny(generic, {generic.getDpsInputOperand(arg.getArgNumber())}, isZeroElement,
-                           RuntimeError::IntegerDivisionByZero, reporter);
+                           RuntimeError::IntegerDivisionByZero, cuvil::getOrDeclareRuntimeError(module));
       }
     }
   }

@@ -65,9 +65,7 @@ class CompiledModule:
     @property
     def pipeline(self) -> pipeline.Pipeline:
         """The pipeline that built the most recent signature."""
-        pipe = self.last_signature.pipeline
-        assert isinstance(pipe, pipeline.Pipeline)
-        return pipe
+        return self.last_signature.pipeline
 
     def stage_ir(self, stage: str = "cuvil") -> str:
         """The IR text after `stage` (one of STAGES) of the most recent compile,

@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import FrozenSet, Optional
 
 #: Groups a CUVIL_CPU_FEATURES name may stand for.
-ALIASES = {"amx": ("amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "amx_complex"),
-           "avx512": ("avx512f", "avx512bw", "avx512vl", "avx512dq", "avx512cd", "avx512_bf16",
-                      "avx512_fp16", "avx512_vnni", "avx512ifma", "avx512vbmi", "avx512_vbmi2")}
+ALIASES = {"amx": ("amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "amx_complex")}
 
 #: Linux flag -> LLVM target attribute, for the features whose removal must
 #: also reach the code generator (llc -mattr=-...): else LLVM would still
@@ -70,18 +68,7 @@ def features(spec: Optional[str] = None) -> FrozenSet[str]:
     return frozenset(have)
 
 
-def has(name: str, spec: Optional[str] = None) -> bool:
-    return name in features(spec)
-
-
 def llvm_mattr(spec: Optional[str] = None) -> str:
     """llc -mattr value disabling the removed features LLVM would use on its own."""
     return ",".join(f"-{LLVM_ATTRS[n]}" for n in sorted(removed(spec)) if n in LLVM_ATTRS)
 
-
-def describe(spec: Optional[str] = None) -> dict:
-    """What Cuvil's kernel choice sees (for reports and benchmarks)."""
-    have = features(spec)
-    return {"amx_bf16": "amx_bf16" in have and "amx_tile" in have, "avx512_bf16": "avx512_bf16" in have,
-            "avx512_fp16": "avx512_fp16" in have, "avx512_vnni": "avx512_vnni" in have,
-            "avx512f": "avx512f" in have, "avx2": "avx2" in have, "fma": "fma" in have}

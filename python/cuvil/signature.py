@@ -122,7 +122,7 @@ class Signature:
     contract: CallContract
     stats: Dict[str, float]
     ir: Dict[str, str] = field(default_factory=dict)
-    pipeline: object = None
+    pipeline: Any = None                             # the cuvil.pipeline.Pipeline that built it
     weights: Dict[str, np.ndarray] = field(default_factory=dict)
     packed: List[np.ndarray] = field(default_factory=list)
     run: Optional[execution.BoundFunction] = None   # main with the weights bound
