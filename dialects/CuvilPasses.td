@@ -248,7 +248,10 @@ def CuvilCollapseParallelLoops : Pass<"cuvil-collapse-parallel-loops", "::mlir::
     and the others are computed twice. A one-dimensional loop takes the path
     without the rounding.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+  // Upstream's collapse builds affine.apply for induction variables the body
+  // does not use (found by fuzzing: without the dialect loaded, it aborts).
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
 }
 
 def CuvilPartitionParallelLoops : Pass<"cuvil-partition-parallel-loops", "::mlir::func::FuncOp"> {
@@ -367,6 +370,19 @@ def CuvilProfileKernels : Pass<"cuvil-profile-kernels", "::mlir::ModuleOp"> {
     Run it on func-level IR (tensors or memrefs), before the lowering to LLVM.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::arith::ArithDialect"];
+}
+
+def CuvilFoldZeroTripLinalg : Pass<"cuvil-fold-zero-trip-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Replace linalg ops whose loops run zero times by their inits";
+  let description = [{
+    A linalg op on tensors whose static iteration domain has an extent of 0
+    (a matmul with K = 0, anything over an empty dimension) runs its body
+    zero times: its results are its `outs` operands as they are (for a
+    contraction, the zero fill). Upstream tiling asserts on such ops (MLIR
+    22.1.8, `computeAllSliceParameters`: "expected as many ivs as non-zero
+    sizes"), so they are replaced before any schedule sees them.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {

@@ -76,6 +76,10 @@ NB_MODULE(_cuvilDialects, m) {
           },
           nb::arg("cls"), nb::arg("row_ptr"), nb::arg("col_idx"),
           nb::arg("context").none() = nb::none(),
+          // The stub's return type: the lambda returns a plain object.
+          nb::sig("def get(cls, row_ptr: collections.abc.Sequence[int], "
+                  "col_idx: collections.abc.Sequence[int], "
+                  "context: cuvil.ir.Context | None = None) -> SparseCSRAttr"),
           "Builds #cuvil.sparse_csr from row_ptr / col_idx lists")
       .def_property_readonly("row_ptr",
                              [](MlirAttribute a) {
@@ -103,6 +107,10 @@ NB_MODULE(_cuvilDialects, m) {
           },
           nb::arg("cls"), nb::arg("block"), nb::arg("row_ptr"), nb::arg("col_idx"),
           nb::arg("context").none() = nb::none(),
+          nb::sig("def get(cls, block: collections.abc.Sequence[int], "
+                  "row_ptr: collections.abc.Sequence[int], "
+                  "col_idx: collections.abc.Sequence[int], "
+                  "context: cuvil.ir.Context | None = None) -> BlockMaskedAttr"),
           "Builds #cuvil.block_masked from a block shape and block-level CSR")
       .def_property_readonly("block",
                              [](MlirAttribute a) {

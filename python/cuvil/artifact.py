@@ -16,9 +16,11 @@ import functools
 import hashlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Optional
@@ -51,18 +53,41 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+@contextlib.contextmanager
+def _interrupts_deferred():
+    """Holds Ctrl-C (SIGINT) and SIGTERM until the block is done, then delivers
+    them: a cache write takes milliseconds, and an interrupt between creating a
+    temporary file and renaming it (or between a library and its manifest)
+    would leave a file that nobody removes. Python runs signal handlers in the
+    main thread only, so elsewhere there is nothing to hold."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in held}
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        if received:
+            signal.raise_signal(received[0])
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    with _interrupts_deferred():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
 
 
 def _trusted(path: Path) -> bool:
@@ -262,9 +287,12 @@ def build_shared_library(llvm_ir: str, key: str, num_threads: int = 1, codegen=N
             run_tool(cmd, "link" if cmd[0] == tools_.cc else "codegen")
         data = so.read_bytes()
     lib = cache_dir() / f"{key}.so"
-    _atomic_write(lib, data)
     meta = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "cuvil": __version__}
-    _atomic_write(cache_dir() / f"{key}.json", json.dumps(meta).encode())
+    # The library and its manifest land together for Ctrl-C; a kill between
+    # the two leaves a library without a manifest, which lookup() refuses.
+    with _interrupts_deferred():
+        _atomic_write(lib, data)
+        _atomic_write(cache_dir() / f"{key}.json", json.dumps(meta).encode())
     from .options import environment
     evict(environment().cache_max_bytes, keep=key)
     return lib

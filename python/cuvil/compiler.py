@@ -112,8 +112,12 @@ class CompiledModule:
         arrays = [execution.to_array(a) for a in args]
         inputs = [arrays[key] for role, key in sig.contract.main_args if role == "input"]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
-        return pytree.tree_unflatten([execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)],
-                                     sig.contract.out_spec)
+        results = [execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)]
+        mutations = sig.contract.mutations
+        if mutations:
+            weights.write_back(sig, args, mutations, results[:len(mutations)])
+            results = results[len(mutations):]
+        return pytree.tree_unflatten(results, sig.contract.out_spec)
 
     def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":
         """Runs the model `runs` times on `args` (after `warmup` calls) and
@@ -186,13 +190,14 @@ class CompiledModule:
     def _import(self, args, stats, ir_text):
         from . import importer
         t = time.perf_counter()
-        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor.
+        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor; empty bmms are zeros.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             imported = importer.import_model(
                 self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
-                                      **importer.NO_TM_TENSOR_DECOMPS})
+                                      **importer.NO_TM_TENSOR_DECOMPS,
+                                      **importer.EMPTY_CONTRACTION_DECOMPS})
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause

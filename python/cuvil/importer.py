@@ -130,6 +130,22 @@ def native_layer_norm_f32(x, normalized_shape, weight, bias, eps):
 F32_LAYERNORM_DECOMPS = {torch.ops.aten.native_layer_norm.default: native_layer_norm_f32}
 
 
+def _has_static_zero(*tensors) -> bool:
+    return any(isinstance(d, int) and d == 0 for t in tensors for d in t.shape)
+
+
+def bmm_of_empty_operands(a, b):
+    """aten.bmm over an empty batch or K = 0 is zeros of the result's shape.
+    torch-mlir's lowering of such a bmm divides by zero (SIGFPE in the
+    importer: the process dies); other bmms are left as they are."""
+    if _has_static_zero(a, b):
+        return a.new_zeros((a.shape[0], a.shape[1], b.shape[2]))
+    return NotImplemented
+
+
+EMPTY_CONTRACTION_DECOMPS = {torch.ops.aten.bmm.default: bmm_of_empty_operands}
+
+
 def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None,
                    dynamic_shapes=None, strict: bool = False, decompose: bool = True,
                    extra_decompositions: Optional[dict] = None):

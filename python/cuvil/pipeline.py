@@ -271,7 +271,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
                  pack_entry: str = "cuvil_pack_matmul_rhs") -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
-    First the asserts torch-mlir puts inside linalg bodies (embedding bounds,
+    First linalg ops whose loops run zero times (K = 0 matmuls) become their
+    inits (upstream tiling asserts on them); then the asserts torch-mlir puts inside linalg bodies (embedding bounds,
     BatchNorm's empty check) go: they have side effects and block elementwise
     fusion (gathers' data-dependent indices are clamped and checked by a
     reduction next to the op before); integer divisions get safe divisors and a zero-divisor report
@@ -293,7 +294,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
-    return ("func.func(cuvil-check-gather-indices,cuvil-strip-asserts)", "cuvil-guard-integer-division",
+    return ("func.func(cuvil-fold-zero-trip-linalg,cuvil-check-gather-indices,cuvil-strip-asserts)",
+            "cuvil-guard-integer-division",
             "cuvil-mark-weights",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",

@@ -10,6 +10,12 @@ def parse(text: str, context):
     torch_mlir; only text does)."""
     from .errors import CompileError
     from .ir import MLIRError, Module
+    from .parser_guards import describe, find_parser_crash
+    crash = find_parser_crash(text)
+    if crash is not None:
+        from .diagnostics import save_reproducer
+        raise CompileError("parse", describe(crash),
+                           reproducer=f"cuvil-opt {save_reproducer(text, 'parse')}")
     try:
         return Module.parse(text, context=context)
     except MLIRError as err:

@@ -2,7 +2,7 @@
 library (`CallContract`, stored beside it in the cache index), and the checks
 that map a call's inputs to a signature key."""
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -27,6 +27,10 @@ class CallContract:
     # Identifies main_prepack's code (its IR and the options that lower it):
     # signatures with the same one pack the same weights the same way.
     prepack_key: str = ""
+    # What @main's leading results write back, as eager's in-place ops do
+    # (torch.export returns mutated values first): ("input", i) the caller's
+    # i-th input, ("buffer", name) a buffer of the model. The user outputs follow.
+    mutations: List[tuple] = field(default_factory=list)
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -36,7 +40,8 @@ class CallContract:
         return dict(main_args=[list(r) for r in self.main_args], main_specs=specs(self.main_specs),
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
-                    output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key)
+                    output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key,
+                    mutations=[list(m) for m in self.mutations])
 
     @classmethod
     def from_json(cls, d) -> "CallContract":
@@ -49,7 +54,8 @@ class CallContract:
                    prepack_specs=specs(d["prepack_specs"]), weight_order=d["weight_order"],
                    out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
                    output_dims=d["output_dims"], kernels=d.get("kernels", {}),
-                   prepack_key=d.get("prepack_key", ""))
+                   prepack_key=d.get("prepack_key", ""),
+                   mutations=[tuple(m) for m in d["mutations"]])   # required: older entries lack it
 
     @classmethod
     def from_module(cls, module, weight_order, out_spec, manifest, kernels, prepack_key_of) -> "CallContract":
@@ -63,7 +69,8 @@ class CallContract:
                    prepack_specs=_func_specs(prepack) if prepack is not None else None,
                    weight_order=weight_order, out_spec=out_spec,
                    input_dims=manifest.get("input_dims", []), output_dims=manifest.get("output_dims", []),
-                   kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)))
+                   kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)),
+                   mutations=_mutations(manifest))
 
     def output_shapes(self, arrays) -> Optional[list]:
         """Concrete output shapes for these inputs, when some are symbolic."""
@@ -79,6 +86,18 @@ class CallContract:
                 for dims in self.output_dims]
 
 
+def _mutations(manifest) -> List[tuple]:
+    """The write-backs of the import manifest's mutation outputs, in order."""
+    user_inputs = [a["name"] for a in manifest["args"] if a["kind"] == "user_input"]
+    found: List[tuple] = []
+    for out in manifest["outputs"]:
+        if out["kind"] == "user_input_mutation":
+            found.append(("input", user_inputs.index(out["target"])))
+        elif out["kind"] == "buffer_mutation":
+            found.append(("buffer", out["target"]))
+    return found
+
+
 def _spec_of(type_) -> execution.TensorSpec:
     from .ir import RankedTensorType
     t = RankedTensorType(type_)
@@ -92,18 +111,21 @@ def _func_specs(func):
     return [_spec_of(t) for t in ft.inputs], [_spec_of(t) for t in ft.results]
 
 
-def _arg_roles(func) -> List[tuple]:
-    from .ir import DictAttr
-    roles, n_inputs = [], 0
+def _arg_roles(func) -> List[Tuple[str, Union[int, str]]]:
+    from .ir import DictAttr, IntegerAttr, StringAttr
+    roles: List[Tuple[str, Union[int, str]]] = []
+    n_inputs = 0
     for attrs in func.arg_attrs:
-        d = {a.name: a.attr for a in DictAttr(attrs)}
+        dict_attr = DictAttr(attrs)
+        # Indexing, not iteration: the binding has __getitem__/__len__, no __iter__.
+        d = {named.name: named.attr for named in (dict_attr[i] for i in range(len(dict_attr)))}
         if "cuvil.packed" in d:
-            roles.append(("packed", int(d["cuvil.packed"].value)))
+            roles.append(("packed", IntegerAttr(d["cuvil.packed"]).value))
         elif str(d.get("cuvil.kind", "")).strip('"') == "user_input":
             roles.append(("input", n_inputs))
             n_inputs += 1
         else:
-            roles.append(("weight", d["cuvil.arg"].value))
+            roles.append(("weight", StringAttr(d["cuvil.arg"]).value))
     return roles
 
 

@@ -95,6 +95,10 @@ class _Binding:
 
 def _parse(script: str, context=None):
     from .ir import Context, MLIRError, Module
+    from .parser_guards import describe, find_parser_crash
+    crash = find_parser_crash(script)
+    if crash is not None:
+        raise TransformError(f"transform script does not parse: {describe(crash)}")
     try:
         if context is not None:
             return Module.parse(script, context)
@@ -129,7 +133,7 @@ def _bindings(library, entry: str) -> Tuple[Any, List[_Binding]]:
             names.append(StringAttr(attrs[PARAM_ATTR]).value if PARAM_ATTR in attrs else None)
         if not any(names):
             continue
-        defaults = []
+        defaults: List[Optional[int]] = []
         for name, operand in zip(names, list(op.operands)[1:]):
             owner = operand.owner.operation if isinstance(operand, OpResult) else None
             if owner is not None and owner.name == "transform.param.constant":

@@ -89,3 +89,14 @@ def from_model(model, specs) -> Optional[Dict[str, object]]:
         except AttributeError:
             return None
     return tensors
+
+
+def write_back(sig, args, mutations, values) -> None:
+    """Applies a call's in-place updates as eager would: each mutated input
+    of the caller, or buffer of the model, takes its new value (the compiled
+    function itself is pure: it returns them)."""
+    import torch
+    with torch.no_grad():
+        for (where, which), value in zip(mutations, values):
+            target = args[which] if where == "input" else sig.weight_tensors[which]
+            target.copy_(value)   # a buffer's new version: the next call binds it again

@@ -2,6 +2,7 @@
 corrupt or foreign-writable entries, concurrent compiles of one model."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -233,3 +234,39 @@ def test_first_touch_zeroes_every_output_on_several_threads():
         a.fill(np.nan)
     execution.first_touch(arrays, threads=2)
     assert all(not a.any() for a in arrays)
+
+
+def _killed_at(pattern: str, how: signal.Signals) -> int:
+    """Starts a cold compile and sends it `how` as soon as a cache file matching
+    `pattern` appears (the build lock: it is building; a .tmp: it is writing).
+    Returns the process's exit status (0 if it finished first)."""
+    proc = _compile_in_subprocess()
+    cache = artifact.cache_dir()
+    deadline = time.monotonic() + 240
+    while proc.poll() is None and time.monotonic() < deadline:
+        if cache.is_dir() and any(cache.glob(pattern)):
+            proc.send_signal(how)
+            break
+        time.sleep(0.0002)
+    proc.communicate(timeout=120)
+    return proc.returncode
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
+@pytest.mark.parametrize("pattern", ["*.lock", "*.tmp"], ids=["building", "writing"])
+def test_interrupted_compile_leaves_no_entry_to_trust(pattern, how):
+    status = _killed_at(pattern, how)
+    if how == signal.SIGINT:
+        # Ctrl-C waits for a cache write under way: no half-written file, no
+        # library without its manifest; interrupted while writing, the entry
+        # is complete.
+        assert not list(artifact.cache_dir().glob("*.tmp"))
+        for so in _entries():
+            assert artifact.lookup(so.stem) is not None, f"{so.name} left without a valid manifest"
+        assert status == 0 or bool(_entries()) == (pattern == "*.tmp")
+    # Whatever the interrupted process left, the next one compiles the model
+    # correctly, and afterwards the entry verifies (used, or rebuilt).
+    hit, ok, _ = _result(_compile_in_subprocess())
+    assert ok == 1
+    assert _entries() and all(artifact.lookup(so.stem) is not None for so in _entries())
+    assert status != 0 or hit == 1  # finished before the signal: its entry is used

@@ -69,3 +69,28 @@ def test_cuvil_opt_version_and_dialects():
 def test_cli_version():
     out = subprocess.run(["cuvil", "--version"], capture_output=True, text=True, check=True).stdout
     assert out.startswith("cuvil 0.1.0")
+
+
+# A misuse of the MLIR API and of Cuvil's attribute classes that only the
+# shipped .pyi stubs of the nanobind extensions can see: without them both
+# names are Any and mypy says nothing.
+MISTYPED = """
+from cuvil.ir import Context, Module
+from cuvil.dialects.cuvil import SparseCSRAttr
+with Context():
+    module: int = Module.parse("module {}")
+    count: str = len(SparseCSRAttr.get([0, 1], [0]).row_ptr)
+"""
+
+
+def test_type_stubs_reach_mypy(tmp_path):
+    pytest.importorskip("mypy")
+    from pathlib import Path
+    config = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    (tmp_path / "mistyped.py").write_text(MISTYPED)
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(config), "mistyped.py"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 2, proc.stdout
+    assert "Module" in errors[0] and 'variable has type "int"' in errors[0], proc.stdout
+    assert '"int", variable has type "str"' in errors[1], proc.stdout

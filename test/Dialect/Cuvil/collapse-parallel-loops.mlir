@@ -118,3 +118,21 @@ func.func @left_alone(%out: memref<8xf32>, %v: f32) -> f32 {
   }
   return %sum : f32
 }
+
+// -----
+
+// An empty body (found by fuzzing): upstream's collapse then builds
+// affine.apply, whose dialect the pass must load (it aborted here); then
+// canonicalize drops the loop.
+// CHECK-LABEL: func.func @unused_induction_variables
+// CHECK-NEXT:    return
+func.func @unused_induction_variables(%out: memref<36x2xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c36 = arith.constant 36 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c36, %c2) step (%c1, %c1) {
+    scf.reduce
+  }
+  return
+}
