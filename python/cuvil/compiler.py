@@ -116,8 +116,7 @@ class CompiledModule:
         mutations = sig.contract.mutations
         if mutations:
             weights.write_back(sig, args, mutations, results[:len(mutations)])
-            results = results[len(mutations):]
-        return pytree.tree_unflatten(results, sig.contract.out_spec)
+        return pytree.tree_unflatten(sig.contract.user_outputs(results[len(mutations):]), sig.contract.out_spec)
 
     def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":
         """Runs the model `runs` times on `args` (after `warmup` calls) and
@@ -239,6 +238,7 @@ class CompiledModule:
                 out_spec=imported.out_spec, manifest=imported.manifest,
                 kernels=profiling.describe_kernels(module) if self.profiled else {},
                 prepack_key_of=prepack_key)
+            contract.check_output_dtypes()
 
             # One process builds a library at a time: others compiling the same
             # model wait here, then find it.

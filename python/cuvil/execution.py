@@ -22,11 +22,13 @@ _NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np
 
 def to_array(tensor) -> np.ndarray:
     """A C-contiguous numpy view of a CPU tensor (no copy when it already is
-    contiguous); bfloat16 as its 16-bit patterns."""
+    contiguous); bfloat16 as its 16-bit patterns, uint8 as int8."""
     import torch
     t = tensor.detach().contiguous()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy()
+    if t.dtype == torch.uint8:   # MLIR's i8: the same bits
+        return t.view(torch.int8).numpy()
     return t.numpy()
 
 

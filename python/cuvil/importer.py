@@ -300,6 +300,101 @@ def _output_dims(graph) -> List[List[Any]]:
     return dims
 
 
+_SCALAR_DTYPES = {"int": torch.int64, "float": torch.float64, "bool": torch.bool}
+
+
+def _fake_rank0(g, dtype):
+    """A rank-0 fake tensor of the graph's fake mode (the importer types a
+    node from its fake value)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    mode = next(n.meta["val"].fake_mode for n in g.nodes if isinstance(n.meta.get("val"), FakeTensor))
+    with mode:
+        return torch.empty((), dtype=dtype)
+
+
+def _tensor_outputs_only(g, leading: int) -> List[list]:
+    """Makes every result of the graph a tensor: torch-mlir gives a Python
+    number result (`x.numel()`, a shape) an MLIR scalar type, which has no
+    buffer to return in. A constant leaves the graph; a symbolic number is
+    returned as a rank-0 tensor. Returns what each result was, in order:
+    ["tensor"] | ["constant", value] | ["scalar", "int" | "float" | "bool"],
+    so that the call gives back what eager does. The `leading` results (the
+    mutated inputs and buffers) are tensors and stay as they are."""
+    output = next(n for n in g.nodes if n.op == "output")
+    results = list(output.args[0]) if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
+    slots: List[list] = []
+    kept = results[:leading]
+    for r in results[leading:]:
+        val = r.meta.get("val") if isinstance(r, torch.fx.Node) else None
+        if isinstance(val, torch.Tensor):
+            slots.append(["tensor"])
+            kept.append(r)
+        elif isinstance(r, torch.fx.Node):
+            kind = {torch.SymInt: "int", torch.SymFloat: "float", torch.SymBool: "bool"}.get(type(val)) \
+                or type(val).__name__
+            if kind not in _SCALAR_DTYPES:
+                raise UnsupportedOpError(f"a model output of type {kind}", stage="import",
+                                         detail=f"output {r.name}: Cuvil returns tensors, ints, floats and bools")
+            with g.inserting_before(output):
+                t = g.call_function(torch.ops.aten.scalar_tensor.default, (r,), {"dtype": _SCALAR_DTYPES[kind]})
+            t.meta["val"] = _fake_rank0(g, _SCALAR_DTYPES[kind])
+            slots.append(["scalar", kind])
+            kept.append(t)
+        else:
+            slots.append(["constant", r])
+    if any(slot[0] != "tensor" for slot in slots):
+        output.args = (tuple(kept),)
+    return slots
+
+
+# torch-mlir lowers uint8 tensors to MLIR's signless i8 and then uses signed
+# ops for some of them: comparisons come out wrong silently, floor division
+# and max crash its pipeline. These ops keep their meaning on the same bits
+# (wrap-around arithmetic, equality, data movement, conversions); a uint8
+# operand of any other op is refused, naming the op.
+_UINT8_SAFE_OPS = {
+    "_to_copy", "to", "convert_element_type", "clone", "copy", "copy_", "contiguous", "alias",
+    "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
+    "flatten", "slice", "select", "cat", "stack", "index", "embedding", "gather", "index_select",
+    "add", "sub", "mul", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "eq", "ne", "where", "fill", "zeros_like", "ones_like", "full_like", "empty_like", "lift_fresh_copy",
+    "scalar_tensor", "constant_pad_nd", "repeat", "roll", "flip", "split", "split_with_sizes", "chunk",
+    "unbind", "narrow", "masked_fill", "sym_size", "sym_numel", "sym_stride", "_assert_tensor_metadata",
+}
+
+
+_UINT8_TENSOR_ONLY_OPS = {"add", "sub", "mul", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne"}
+
+
+def _refuse_unsigned_ops_torch_mlir_gets_wrong(g) -> None:
+    for node in g.nodes:
+        if node.op != "call_function":
+            continue
+        operands = [a for a in node.all_input_nodes
+                    if isinstance(a.meta.get("val"), torch.Tensor) and a.meta["val"].dtype == torch.uint8]
+        name = getattr(getattr(node.target, "_overloadpacket", None), "__name__", str(node.target))
+        short = name.split(".")[-1]
+        # Its arithmetic with a Python number crashes torch-mlir (uint8 * 3).
+        scalar_arithmetic = short in _UINT8_TENSOR_ONLY_OPS and not all(
+            isinstance(a, torch.fx.Node) for a in node.args)
+        if operands and (short not in _UINT8_SAFE_OPS or scalar_arithmetic):
+            frames = _user_frames(node.meta.get("stack_trace", ""))
+            calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
+            where = f"{os.path.basename(calls[-1][0])}:{calls[-1][1]} ({calls[-1][0]})" if calls else "<unknown>"
+            raise UnsupportedOpError(
+                f"aten.{name} on uint8", where, "import",
+                _with_stack(f"fx node '{node.name}': torch-mlir computes uint8 as signed int8 here "
+                            f"(a wrong result or a crash); convert the operand first, e.g. .to(torch.int32)",
+                            "\n".join(frames[-4:])))
+
+
+def _output_dtypes(g) -> List[str]:
+    """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and uint8)."""
+    output = next(n for n in g.nodes if n.op == "output")
+    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
+    return [str(r.meta["val"].dtype).removeprefix("torch.") for r in results]
+
+
 def input_dims(prog) -> List[List[Any]]:
     """Sizes of each user input placeholder (ints or symbol names)."""
     from torch.export.graph_signature import InputKind
@@ -382,6 +477,8 @@ def import_program_weights_as_args(
     # Besides the user outputs, e.g. BUFFER_MUTATION (BatchNorm in train mode): extra func results.
     outputs = [dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None), target=spec.target)
                for spec in sig.output_specs]
+    output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
+    _refuse_unsigned_ops_torch_mlir_gets_wrong(g)
 
     ctx = ir.Context()
     torch_d.register_dialect(ctx)
@@ -414,7 +511,8 @@ def import_program_weights_as_args(
 
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
                     out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined,
-                    output_dims=_output_dims(g))
+                    output_dims=_output_dims(g), output_slots=output_slots,
+                    output_dtypes=_output_dtypes(g))
     return ImportResult(text=text, manifest=manifest, timings=timings, _arg_tensors=arg_tensors,
                         out_spec=prog.call_spec.out_spec)
 

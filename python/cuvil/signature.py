@@ -11,6 +11,9 @@ from . import execution
 # Element types Cuvil takes at its boundary, MLIR name -> torch dtype name.
 MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
                  "i32": "int32", "i8": "int8", "i1": "bool"}
+# Torch dtypes a call takes: uint8 crosses as i8 (same bits; torch-mlir's ops
+# know it is unsigned from the model's types).
+INPUT_DTYPES = set(MLIR_TO_TORCH.values()) | {"uint8"}
 
 
 @dataclass
@@ -31,6 +34,11 @@ class CallContract:
     # (torch.export returns mutated values first): ("input", i) the caller's
     # i-th input, ("buffer", name) a buffer of the model. The user outputs follow.
     mutations: List[tuple] = field(default_factory=list)
+    # Per user output leaf: ["tensor"] | ["constant", value] | ["scalar", "int"|"float"|"bool"]
+    # (the library returns the tensors; numbers come back as eager returns them).
+    output_slots: List[list] = field(default_factory=list)
+    # Per @main result: eager's torch dtype where MLIR's type does not say it (uint8 is i8).
+    output_dtypes: List[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -41,7 +49,8 @@ class CallContract:
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
                     output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key,
-                    mutations=[list(m) for m in self.mutations])
+                    mutations=[list(m) for m in self.mutations], output_slots=self.output_slots,
+                    output_dtypes=self.output_dtypes)
 
     @classmethod
     def from_json(cls, d) -> "CallContract":
@@ -55,7 +64,9 @@ class CallContract:
                    out_spec=pytree.treespec_loads(d["out_spec"]), input_dims=d["input_dims"],
                    output_dims=d["output_dims"], kernels=d.get("kernels", {}),
                    prepack_key=d.get("prepack_key", ""),
-                   mutations=[tuple(m) for m in d["mutations"]])   # required: older entries lack it
+                   # required: entries older Cuvils wrote lack them
+                   mutations=[tuple(m) for m in d["mutations"]], output_slots=d["output_slots"],
+                   output_dtypes=d["output_dtypes"])
 
     @classmethod
     def from_module(cls, module, weight_order, out_spec, manifest, kernels, prepack_key_of) -> "CallContract":
@@ -70,7 +81,38 @@ class CallContract:
                    weight_order=weight_order, out_spec=out_spec,
                    input_dims=manifest.get("input_dims", []), output_dims=manifest.get("output_dims", []),
                    kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)),
-                   mutations=_mutations(manifest))
+                   mutations=_mutations(manifest), output_slots=manifest.get("output_slots", []),
+                   output_dtypes=manifest.get("output_dtypes", []))
+
+    def check_output_dtypes(self) -> None:
+        """Every result's element type is eager's dtype: a lowering that
+        changed one (torch-mlir has: threshold_backward of mixed dtypes) is an
+        error, not a silently different result."""
+        from .errors import CompileError
+        for i, (spec, dtype) in enumerate(zip(self.main_specs[1], self.output_dtypes)):
+            got = MLIR_TO_TORCH.get(spec.dtype, spec.dtype)
+            if got != dtype and not (dtype == "uint8" and got == "int8"):
+                raise CompileError("import", f"result {i} of the lowered model is {got} where eager "
+                                             f"returns {dtype} (a torch-mlir lowering changed it)")
+
+    def user_outputs(self, results: list) -> list:
+        """The leaves of the user outputs from @main's results after the
+        mutations: tensors in their eager dtypes, numbers as Python numbers."""
+        import torch
+        dtypes = self.output_dtypes[len(self.mutations):]
+        if "uint8" in dtypes:
+            results = [r.view(torch.uint8) if d == "uint8" else r for r, d in zip(results, dtypes)]
+        if not self.output_slots:
+            return results
+        tensors, leaves = iter(results), []
+        for slot in self.output_slots:
+            if slot[0] == "tensor":
+                leaves.append(next(tensors))
+            elif slot[0] == "constant":
+                leaves.append(slot[1])
+            else:
+                leaves.append({"int": int, "float": float, "bool": bool}[slot[1]](next(tensors).item()))
+        return leaves
 
     def output_shapes(self, arrays) -> Optional[list]:
         """Concrete output shapes for these inputs, when some are symbolic."""
@@ -183,9 +225,9 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
         if a.device.type != "cpu":
             raise ValueError(f"input {i} is on {a.device}; Cuvil compiles for the host CPU: "
                              f"pass it with .cpu()")
-        if str(a.dtype).removeprefix("torch.") not in MLIR_TO_TORCH.values():
+        if str(a.dtype).removeprefix("torch.") not in INPUT_DTYPES:
             raise TypeError(f"input {i} has dtype {a.dtype}, which Cuvil does not support; "
-                            f"supported: {', '.join(sorted(set(MLIR_TO_TORCH.values())))} "
+                            f"supported: {', '.join(sorted(INPUT_DTYPES))} "
                             f"(e.g. convert with .float())")
     _check_shared_dims(args, dynamic)
     key = tuple((tuple(None if d in dynamic.get(i, ()) else s for d, s in enumerate(a.shape)), str(a.dtype))
