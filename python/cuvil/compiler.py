@@ -200,9 +200,15 @@ class CompiledModule:
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause
+            hint = ""
+            if "DataDependent" in type(err).__name__ or "data-dependent" in str(err):
+                # One graph cannot branch on or size by a tensor's values;
+                # Dynamo splits the program there and compiles the pieces.
+                hint = ("; the model's control flow or shapes depend on tensor values: use "
+                        "torch.compile(model, backend=\"cuvil\"), which compiles the graphs around them")
             raise CompileError("import", f"torch.export could not capture "
                                f"{type(self.model).__name__}: {type(err).__name__}: "
-                               f"{str(err).splitlines()[0] if str(err) else ''}") from err
+                               f"{str(err).splitlines()[0] if str(err) else ''}{hint}") from err
         ir_text["linalg"] = pipeline.as_printed(imported.text)
         if importer.last_torch_ir():
             ir_text["torch"] = pipeline.as_printed(importer.last_torch_ir())

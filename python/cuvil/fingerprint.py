@@ -4,7 +4,8 @@ without re-importing the model.
 
 It covers what decides the generated code: the source file of every
 submodule's class (hashed whole: `inspect.getsource` parses the file, 0.4 s
-for BERT's 18 classes; the bytecode of its methods when it has no file), its
+for BERT's 18 classes; the bytecode of its methods when it has no file; the
+generated code of an FX GraphModule, e.g. a Dynamo graph), its
 type and extra_repr (layer sizes, eps, ...), its plain attributes (ints,
 floats, strings, flags) and small tensor attributes (inlined into the IR),
 every HF config, the names, shapes and dtypes of parameters and buffers
@@ -106,6 +107,10 @@ def structural_key(model, signature, options) -> str:
         cls = type(module)
         classes[f"{cls.__module__}.{cls.__qualname__}"] = cls
         feed(name, cls.__qualname__, module.extra_repr())
+        if isinstance(module, torch.fx.GraphModule):
+            # Its class is the same for every graph (torch.fx's file): the
+            # code is in the graph (each Dynamo graph of a model is one).
+            feed(module.code)
         feed(*_attributes(module))
         config = getattr(module, "config", None)
         if config is not None and hasattr(config, "to_json_string") and id(config) not in configs:

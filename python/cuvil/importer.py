@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import operator
 import os
 import re
 import shutil
@@ -372,20 +373,83 @@ def _refuse_unsigned_ops_torch_mlir_gets_wrong(g) -> None:
             continue
         operands = [a for a in node.all_input_nodes
                     if isinstance(a.meta.get("val"), torch.Tensor) and a.meta["val"].dtype == torch.uint8]
-        name = getattr(getattr(node.target, "_overloadpacket", None), "__name__", str(node.target))
+        name = _aten_name(node)
         short = name.split(".")[-1]
         # Its arithmetic with a Python number crashes torch-mlir (uint8 * 3).
         scalar_arithmetic = short in _UINT8_TENSOR_ONLY_OPS and not all(
             isinstance(a, torch.fx.Node) for a in node.args)
         if operands and (short not in _UINT8_SAFE_OPS or scalar_arithmetic):
             frames = _user_frames(node.meta.get("stack_trace", ""))
-            calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
-            where = f"{os.path.basename(calls[-1][0])}:{calls[-1][1]} ({calls[-1][0]})" if calls else "<unknown>"
             raise UnsupportedOpError(
-                f"aten.{name} on uint8", where, "import",
+                f"aten.{name} on uint8", _node_location(node), "import",
                 _with_stack(f"fx node '{node.name}': torch-mlir computes uint8 as signed int8 here "
                             f"(a wrong result or a crash); convert the operand first, e.g. .to(torch.int32)",
                             "\n".join(frames[-4:])))
+
+
+def _inline_cond(prog) -> None:
+    """torch.cond(pred, true_fn, false_fn, operands) as both branches and a
+    select: torch-mlir's importer has no lowering for the higher-order op.
+    Both branches run (cond requires them to be pure and to return the same
+    shapes and dtypes), and `where(pred, ...)` keeps the taken branch's
+    values, exactly, NaNs of the other branch included."""
+    g, gm = prog.graph, prog.graph_module
+    for node in [n for n in g.nodes if n.op == "call_function" and n.target is torch.ops.higher_order.cond]:
+        pred, true_attr, false_attr, operands = node.args[:4]
+        branches = []
+        for attr in (true_attr, false_attr):
+            sub = getattr(gm, attr.target).graph
+            inputs = [n for n in sub.nodes if n.op == "placeholder"]
+            with g.inserting_before(node):
+                out = g.graph_copy(sub, dict(zip(inputs, operands)))
+            branches.append(list(out) if isinstance(out, (tuple, list)) else [out])
+        selected = []
+        with g.inserting_before(node):
+            for t, f in zip(*branches):
+                w = g.call_function(torch.ops.aten.where.self, (pred, t, f))
+                w.meta = dict(t.meta)
+                selected.append(w)
+        for user in list(node.users):
+            if user.target is not operator.getitem:
+                raise UnsupportedOpError("torch.cond", _node_location(node), "import",
+                                         f"its result used as {user.target}, not indexed")
+            user.replace_all_uses_with(selected[user.args[1]])
+            g.erase_node(user)
+        g.erase_node(node)
+        for attr in (true_attr, false_attr):
+            if not attr.users:
+                g.erase_node(attr)
+
+
+def _node_location(node) -> str:
+    """file.py:LINE (path) of the model line that made `node`."""
+    calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
+    return f"{os.path.basename(calls[-1][0])}:{calls[-1][1]} ({calls[-1][0]})" if calls else "<unknown>"
+
+
+def _aten_name(node) -> str:
+    return getattr(getattr(node.target, "_overloadpacket", None), "__name__", str(node.target))
+
+
+def _refuse_what_cannot_lower(g) -> None:
+    """Ops whose lowering leaves upstream MLIR: random numbers (torch-mlir
+    keeps the generator state in ml_program globals) and complex tensors
+    (FFTs: the linalg lowering fails on complex<f32> deep inside). Named,
+    with the model line, before torch-mlir sees them."""
+    for node in g.nodes:
+        if node.op != "call_function":
+            continue
+        detail = ""
+        if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+            detail = "random numbers: Cuvil has no generator state; pass the random tensor as an input"
+        else:
+            val = node.meta.get("val")
+            if isinstance(val, torch.Tensor) and val.dtype.is_complex:
+                detail = f"it makes a {val.dtype} tensor: Cuvil computes real dtypes only"
+        if detail:
+            frames = _user_frames(node.meta.get("stack_trace", ""))
+            raise UnsupportedOpError(f"aten.{_aten_name(node)}", _node_location(node), "import",
+                                     _with_stack(f"fx node '{node.name}': {detail}", "\n".join(frames[-4:])))
 
 
 def _output_dtypes(g) -> List[str]:
@@ -427,6 +491,7 @@ def import_program_weights_as_args(
     t0 = time.perf_counter()
     sig = prog.graph_signature
     g = prog.graph
+    _inline_cond(prog)
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}
 
     args_manifest: List[dict] = []
@@ -479,6 +544,7 @@ def import_program_weights_as_args(
                for spec in sig.output_specs]
     output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
     _refuse_unsigned_ops_torch_mlir_gets_wrong(g)
+    _refuse_what_cannot_lower(g)
 
     ctx = ir.Context()
     torch_d.register_dialect(ctx)

@@ -92,3 +92,24 @@ def test_dims_sharing_a_name_must_agree():
     torch.testing.assert_close(fast(torch.ones(5, 4), torch.ones(5, 4)), torch.full((5, 4), 2.0))
     with pytest.raises(ValueError, match="dynamic dim 'n' is 5 in input 0 dim 0 but 6 in input 1 dim 0"):
         fast(torch.ones(5, 4), torch.ones(6, 4))
+
+
+def test_graph_modules_with_different_code_differ():
+    # Every FX GraphModule (each Dynamo graph) shares torch.fx's class and
+    # file; without its code in the key, a second graph of the same inputs
+    # loaded the first one's library.
+    import torch.fx
+    from cuvil.fingerprint import structural_key
+
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return x * 2.0
+
+    class Less(torch.nn.Module):
+        def forward(self, x):
+            return x - 1.0
+
+    sig = (((4, 8), "torch.float32"),)
+    a, b = torch.fx.symbolic_trace(Twice()), torch.fx.symbolic_trace(Less())
+    assert structural_key(a, sig, ()) != structural_key(b, sig, ())
+    assert structural_key(a, sig, ()) == structural_key(torch.fx.symbolic_trace(Twice()), sig, ())

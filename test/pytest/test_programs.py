@@ -1,0 +1,60 @@
+"""Programs beyond one straight-line graph: torch.cond compiles (both branches
+and a select), and what cannot compile says why, naming the op and the model
+line (random numbers, complex tensors) or what to do instead (data-dependent
+control flow: the Dynamo backend)."""
+import pytest
+import torch
+
+import cuvil
+
+
+class Cond(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 8))
+
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda x: torch.relu(x @ self.w), lambda x: x - 1.0, (x,))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["true-branch", "false-branch"])
+def test_cond_takes_the_branch_eager_takes(sign):
+    torch.manual_seed(0)
+    model = Cond().eval()
+    fast = cuvil.compile(model)
+    x = sign * torch.rand(4, 8)
+    torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+class Noisy(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.rand_like(x)
+
+
+class Spectrum(torch.nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+
+@pytest.mark.parametrize("model, op", [(Noisy(), "aten.rand_like"), (Spectrum(), "aten.fft_rfft")],
+                         ids=["random", "complex"])
+def test_what_cannot_lower_is_named_with_its_line(model, op):
+    with pytest.raises(cuvil.UnsupportedOpError, match=rf"{op} at test_programs\.py:\d+") as info:
+        cuvil.compile(model)(torch.randn(4, 8))
+    assert info.value.op == op
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2.0
+        return x - 1.0
+
+
+def test_data_dependent_control_flow_points_to_the_dynamo_backend():
+    x = torch.rand(4, 8)
+    with pytest.raises(cuvil.CompileError, match=r'torch\.compile\(model, backend="cuvil"\)'):
+        cuvil.compile(DataDependent())(x)
+    fast = torch.compile(DataDependent(), backend="cuvil")
+    for sign in (1.0, -1.0):
+        torch.testing.assert_close(fast(sign * x), DataDependent()(sign * x))
