@@ -19,7 +19,7 @@ from typing import Dict, Optional
 from . import artifact, execution, pipeline, profiling, raising, weights
 from .errors import CompileError, CuvilError
 from .options import CompileOptions
-from .signature import CallContract, Signature, export_inputs, signature_key
+from .signature import CallContract, Signature, export_inputs, signature_key, tensor_inputs
 
 log = logging.getLogger("cuvil")
 
@@ -109,13 +109,14 @@ class CompiledModule:
         from torch.utils import _pytree as pytree
         sig = self._signature_for(args)
         weights.rebind_if_changed(sig)   # the model's weights changed since: use the new ones
-        arrays = [execution.to_array(a) for a in args]
+        tensors = tensor_inputs(args)
+        arrays = [execution.to_array(a) for a in tensors]
         inputs = [arrays[key] for role, key in sig.contract.main_args if role == "input"]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
         results = [execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)]
         mutations = sig.contract.mutations
         if mutations:
-            weights.write_back(sig, args, mutations, results[:len(mutations)])
+            weights.write_back(sig, tensors, mutations, results[:len(mutations)])
         return pytree.tree_unflatten(sig.contract.user_outputs(results[len(mutations):]), sig.contract.out_spec)
 
     def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":

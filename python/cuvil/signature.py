@@ -220,8 +220,13 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
         if len(args) != expected:
             raise ValueError(f"{model_name} was compiled for {expected} input(s), got {len(args)}")
     for i, a in enumerate(args):
+        if isinstance(a, NUMBER_TYPES):
+            if i in dynamic:
+                raise ValueError(f"dynamic_dims: input {i} is a {type(a).__name__}, not a tensor")
+            continue
         if not isinstance(a, torch.Tensor):
-            raise TypeError(f"input {i} is a {type(a).__name__}; cuvil.compile takes tensors")
+            raise TypeError(f"input {i} is a {type(a).__name__}; cuvil.compile takes tensors "
+                            f"and Python numbers (bool, int, float)")
         if a.device.type != "cpu":
             raise ValueError(f"input {i} is on {a.device}; Cuvil compiles for the host CPU: "
                              f"pass it with .cpu()")
@@ -230,12 +235,18 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
                             f"supported: {', '.join(sorted(INPUT_DTYPES))} "
                             f"(e.g. convert with .float())")
     _check_shared_dims(args, dynamic)
-    key = tuple((tuple(None if d in dynamic.get(i, ()) else s for d, s in enumerate(a.shape)), str(a.dtype))
+    # A Python number is a constant of the build (torch.export specializes
+    # it): its value is part of the key, as (("number", value), type).
+    key = tuple((("number", a), type(a).__name__) if isinstance(a, NUMBER_TYPES) else
+                (tuple(None if d in dynamic.get(i, ()) else s for d, s in enumerate(a.shape)), str(a.dtype))
                 for i, a in enumerate(args))
     if dynamic and compiled and key not in compiled:
         # A dynamic build serves its dynamic dims only: say which dim differs.
         (built,) = list(compiled)[:1]
         for i, ((shape, dtype), (want_shape, want_dtype)) in enumerate(zip(key, built)):
+            if shape[:1] == ("number",) and (shape, dtype) != (want_shape, want_dtype):
+                raise ValueError(f"input {i} is {shape[1]!r}, the build was compiled for {want_shape[1]!r}: "
+                                 f"a number input is a constant of a dynamic build")
             if dtype != want_dtype:
                 raise TypeError(f"input {i} has dtype {dtype}, compiled for {want_dtype}")
             if len(shape) != len(want_shape):
@@ -245,6 +256,15 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
                     raise ValueError(f"input {i} dim {d} is {got} but the model was compiled for {want}; "
                                      f"dynamic dims are {dynamic or 'none'}")
     return key
+
+
+NUMBER_TYPES = (bool, int, float)
+
+
+def tensor_inputs(args) -> list:
+    """The tensors among a call's inputs, in order: numbers are constants of
+    the build and do not reach the library."""
+    return [a for a in args if not isinstance(a, NUMBER_TYPES)]
 
 
 def _check_shared_dims(args, dynamic) -> None:
@@ -274,6 +294,10 @@ def export_inputs(args, dynamic):
     import torch
     shapes, examples, symbols = [], [], {}
     for i, a in enumerate(args):
+        if isinstance(a, NUMBER_TYPES):
+            shapes.append(None)
+            examples.append(a)
+            continue
         dims = dynamic.get(i, {})
         bad = [d for d in dims if not 0 <= d < a.dim()]
         if bad:

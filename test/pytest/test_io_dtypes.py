@@ -82,3 +82,22 @@ def test_symbolic_sizes_follow_the_input():
 def test_rank0_bool_result(sign):
     x = sign * torch.rand(4, 4) + sign * 0.1
     _same(cuvil.compile(AllPositive())(x), AllPositive()(x))
+
+
+class Scale(torch.nn.Module):
+    def forward(self, x, alpha, relu):
+        y = x * alpha
+        return y.relu() if relu else y
+
+
+def test_python_number_inputs_are_constants_of_a_build():
+    x = torch.randn(3, 4)
+    fast = cuvil.compile(Scale())
+    for alpha, relu in [(2.0, True), (2.0, False), (-3, True), (2.0, True)]:
+        _same(fast(x, alpha, relu), Scale()(x, alpha, relu))
+    assert fast.num_signatures == 3   # one build per distinct value
+
+
+def test_a_number_input_cannot_be_dynamic():
+    with pytest.raises(ValueError, match="input 1 is a float, not a tensor"):
+        cuvil.compile(Scale(), example_inputs=(torch.randn(3, 4), 2.0, True), dynamic_dims={1: 0})
