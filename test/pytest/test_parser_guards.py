@@ -80,3 +80,11 @@ def test_unguarded_parse_really_aborts():
     code = "from cuvil.ir import Context, Module\nwith Context():\n    Module.parse('linalg.sub<1>')\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode < 0, (proc.returncode, proc.stderr[-500:])
+
+
+def test_nesting_deep_enough_to_overflow_the_parser_is_refused():
+    deep = "func.func @f() attributes {a = " + "[" * 5000 + "]" * 5000 + "} {\n  return\n}\n"
+    line, _, what = find_parser_crash(deep)
+    assert line == 1 and "nested more than" in what
+    # Real IR nests a few levels; brackets in strings do not count.
+    assert find_parser_crash('func.func @g() attributes {s = "' + "[" * 5000 + '"} {\n  return\n}\n') is None
