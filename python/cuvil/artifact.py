@@ -227,8 +227,28 @@ def run_tool(cmd, stage, **kw):
     proc = subprocess.run([str(c) for c in cmd], capture_output=True, env=tools.tool_env(), **kw)
     if proc.returncode != 0:
         raise CompileError(stage, proc.stderr.decode(errors="replace").strip(),
-                           reproducer=" ".join(str(c) for c in cmd))
+                           reproducer=" ".join(_kept_inputs([str(c) for c in cmd])))
     return proc
+
+
+def _kept_inputs(cmd: list) -> list:
+    """`cmd` with its input files (in a build folder that is deleted next)
+    copied to the reproducer folder: the reproducer command must still run."""
+    import shutil
+    from .options import environment
+    folder = environment().repro_dir
+    kept = []
+    for word in cmd:
+        path = Path(word)
+        if path.parent.name.startswith("cuvil-build-"):
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, copy = tempfile.mkstemp(prefix=f"codegen-{path.stem}-", suffix=path.suffix, dir=folder)
+            os.close(fd)
+            if path.is_file():   # an input; an output is written where the copy is
+                shutil.copyfile(path, copy)
+            word = copy
+        kept.append(word)
+    return kept
 
 
 RUNTIME_SUPPORT = Path(__file__).absolute().parent / "runtime_support.c"

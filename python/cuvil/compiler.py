@@ -190,14 +190,16 @@ class CompiledModule:
     def _import(self, args, stats, ir_text):
         from . import importer
         t = time.perf_counter()
-        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor; empty bmms are zeros.
+        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor; empty bmms are zeros;
+        # fp16 / bf16 sums and means accumulate in f32.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             imported = importer.import_model(
                 self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.NO_TM_TENSOR_DECOMPS,
-                                      **importer.EMPTY_CONTRACTION_DECOMPS})
+                                      **importer.EMPTY_CONTRACTION_DECOMPS,
+                                      **importer.F32_REDUCTION_DECOMPS})
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause

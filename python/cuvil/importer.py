@@ -146,6 +146,43 @@ def bmm_of_empty_operands(a, b):
 
 EMPTY_CONTRACTION_DECOMPS = {torch.ops.aten.bmm.default: bmm_of_empty_operands}
 
+_NARROW_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def _sum_in_f32(x, dim=None, keepdim=False, dtype=None):
+    """aten.sum of fp16 / bf16 in f32, rounded once, as eager's CPU kernels
+    accumulate: torch-mlir sums in the narrow type (a bf16 sum of 2^20 ones
+    loses ~99%). Other dtypes are left as they are."""
+    if x.dtype not in _NARROW_FLOATS or dtype is not None:
+        return NotImplemented
+    wide = x.float()
+    total = torch.sum(wide, dim, keepdim) if dim is not None else torch.sum(wide)
+    return total.to(x.dtype)
+
+
+def _mean_in_f32(x, dim=None, keepdim=False, dtype=None):
+    """aten.mean of fp16 / bf16 in f32 (see _sum_in_f32)."""
+    if x.dtype not in _NARROW_FLOATS or dtype is not None:
+        return NotImplemented
+    dims = list(range(x.dim())) if not dim else [d % x.dim() for d in dim]
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    total = torch.sum(x.float(), dims, keepdim)
+    if x.dtype == torch.float16:   # divided first: the sum may not fit fp16's range
+        return (total / count).to(x.dtype)
+    # bf16 has f32's range: the sum is rounded, then divided, one rounding
+    # more than eager's, because a fused f32 divide + truncation to bf16
+    # vectorizes to a <64 x bfloat> fptrunc that LLVM 22's x86 backend
+    # cannot legalize (an llc assertion).
+    return total.to(x.dtype) / count
+
+
+F32_REDUCTION_DECOMPS = {
+    torch.ops.aten.sum.dim_IntList: _sum_in_f32, torch.ops.aten.sum.default: _sum_in_f32,
+    torch.ops.aten.mean.dim: _mean_in_f32, torch.ops.aten.mean.default: _mean_in_f32,
+}
+
 
 def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None,
                    dynamic_shapes=None, strict: bool = False, decompose: bool = True,

@@ -101,3 +101,21 @@ def test_set_log_level_logs_every_stage(capfd):
     cuvil.compile(_mlp(), example_inputs=(torch.randn(5, 64),))
     assert "cuvil DEBUG" not in capfd.readouterr().err
     assert logging.getLogger("cuvil").level == logging.WARNING
+
+
+def test_a_codegen_reproducer_still_runs_after_its_build_folder_is_gone(tmp_path, monkeypatch):
+    import re
+    from pathlib import Path
+    from cuvil import artifact, tools
+    from cuvil.errors import CompileError
+    monkeypatch.setenv("CUVIL_REPRO_DIR", str(tmp_path / "repro"))
+    build = tmp_path / "cuvil-build-test"
+    build.mkdir()
+    (build / "module.ll").write_text("this is not LLVM IR\n")
+    llc = tools.llvm_bin("llc")
+    with pytest.raises(CompileError) as info:
+        artifact.run_tool([llc, build / "module.ll", "-o", build / "module.o"], "codegen")
+    command = info.value.reproducer
+    assert str(build) not in command
+    kept = Path(re.search(r"(\S+\.ll)\b", command).group(1))
+    assert kept.read_text() == "this is not LLVM IR\n"

@@ -245,3 +245,22 @@ def test_direct_convolution_keeps_its_vector_kernel_with_bf16_operands():
         ref = model(x)
     rel = _max_error(fast(x), ref) / float(ref.abs().max())
     assert 1e-5 < rel <= 0.03, rel
+
+
+class SumAndMean(torch.nn.Module):
+    def forward(self, x):
+        return x.sum(dim=1), x.mean(dim=1), x.mean()
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_narrow_float_reductions_accumulate_in_f32_like_eager(dtype):
+    # 2^18 values near 1: summed in bf16 they lose almost everything (the
+    # sum stops growing at 256 + ...); eager's kernels accumulate in f32.
+    g = torch.Generator().manual_seed(0)
+    x = (torch.rand(2, 1 << 18, generator=g) * 0.01 + 0.5).to(dtype)
+    got, want, exact = cuvil.compile(SumAndMean())(x), SumAndMean()(x), SumAndMean()(x.float())
+    for g_, w, e in zip(got, want, exact):
+        assert g_.dtype == w.dtype
+        err, eager_err = ((g_.float() - e).abs().max() / e.abs().max()).item(), \
+            ((w.float() - e).abs().max() / e.abs().max()).item()
+        assert err <= 2 * eager_err + 2 ** -8, (err, eager_err)
