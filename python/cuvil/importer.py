@@ -327,12 +327,18 @@ def _dim(d) -> Any:
     return d if isinstance(d, int) else str(d.node.expr)
 
 
+def _graph_output(g):
+    """The graph's output node and its results as a list."""
+    output = next(n for n in g.nodes if n.op == "output")
+    results = output.args[0]
+    return output, list(results) if isinstance(results, (tuple, list)) else [results]
+
+
 def _output_dims(graph) -> List[List[Any]]:
     """Sizes of each user output, symbolic ones as expressions of the input
     size symbols (e.g. 's77'), so callers can size output buffers."""
-    out = next(n for n in graph.nodes if n.op == "output")
     dims = []
-    for value in out.args[0]:
+    for value in _graph_output(graph)[1]:
         val = value.meta.get("val") if hasattr(value, "meta") else None
         dims.append([_dim(d) for d in val.shape] if val is not None and hasattr(val, "shape") else [])
     return dims
@@ -358,8 +364,7 @@ def _tensor_outputs_only(g, leading: int) -> List[list]:
     ["tensor"] | ["constant", value] | ["scalar", "int" | "float" | "bool"],
     so that the call gives back what eager does. The `leading` results (the
     mutated inputs and buffers) are tensors and stay as they are."""
-    output = next(n for n in g.nodes if n.op == "output")
-    results = list(output.args[0]) if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
+    output, results = _graph_output(g)
     slots: List[list] = []
     kept = results[:leading]
     for r in results[leading:]:
@@ -416,12 +421,9 @@ def _refuse_unsigned_ops_torch_mlir_gets_wrong(g) -> None:
         scalar_arithmetic = short in _UINT8_TENSOR_ONLY_OPS and not all(
             isinstance(a, torch.fx.Node) for a in node.args)
         if operands and (short not in _UINT8_SAFE_OPS or scalar_arithmetic):
-            frames = _user_frames(node.meta.get("stack_trace", ""))
-            raise UnsupportedOpError(
-                f"aten.{name} on uint8", _node_location(node), "import",
-                _with_stack(f"fx node '{node.name}': torch-mlir computes uint8 as signed int8 here "
-                            f"(a wrong result or a crash); convert the operand first, e.g. .to(torch.int32)",
-                            "\n".join(frames[-4:])))
+            raise _unsupported_node(node, f"aten.{name} on uint8",
+                                    "torch-mlir computes uint8 as signed int8 here (a wrong result or "
+                                    "a crash); convert the operand first, e.g. .to(torch.int32)")
 
 
 def _inline_cond(prog) -> None:
@@ -448,8 +450,7 @@ def _inline_cond(prog) -> None:
                 selected.append(w)
         for user in list(node.users):
             if user.target is not operator.getitem:
-                raise UnsupportedOpError("torch.cond", _node_location(node), "import",
-                                         f"its result used as {user.target}, not indexed")
+                raise _unsupported_node(node, "torch.cond", f"its result used as {user.target}, not indexed")
             user.replace_all_uses_with(selected[user.args[1]])
             g.erase_node(user)
         g.erase_node(node)
@@ -462,6 +463,13 @@ def _node_location(node) -> str:
     """file.py:LINE (path) of the model line that made `node`."""
     calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
     return f"{os.path.basename(calls[-1][0])}:{calls[-1][1]} ({calls[-1][0]})" if calls else "<unknown>"
+
+
+def _unsupported_node(node, op: str, detail: str) -> UnsupportedOpError:
+    """The error for an FX node Cuvil refuses: the op, its model line, why."""
+    frames = _user_frames(node.meta.get("stack_trace", ""))
+    return UnsupportedOpError(op, _node_location(node), "import",
+                              _with_stack(f"fx node '{node.name}': {detail}", "\n".join(frames[-4:])))
 
 
 def _aten_name(node) -> str:
@@ -484,16 +492,12 @@ def _refuse_what_cannot_lower(g) -> None:
             if isinstance(val, torch.Tensor) and val.dtype.is_complex:
                 detail = f"it makes a {val.dtype} tensor: Cuvil computes real dtypes only"
         if detail:
-            frames = _user_frames(node.meta.get("stack_trace", ""))
-            raise UnsupportedOpError(f"aten.{_aten_name(node)}", _node_location(node), "import",
-                                     _with_stack(f"fx node '{node.name}': {detail}", "\n".join(frames[-4:])))
+            raise _unsupported_node(node, f"aten.{_aten_name(node)}", detail)
 
 
 def _output_dtypes(g) -> List[str]:
     """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and uint8)."""
-    output = next(n for n in g.nodes if n.op == "output")
-    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
-    return [str(r.meta["val"].dtype).removeprefix("torch.") for r in results]
+    return [str(r.meta["val"].dtype).removeprefix("torch.") for r in _graph_output(g)[1]]
 
 
 def input_dims(prog) -> List[List[Any]]:
