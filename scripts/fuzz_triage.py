@@ -21,10 +21,12 @@ import sys
 from pathlib import Path
 
 FRAME = re.compile(r"^\s+#\d+ 0x[0-9a-f]+ in (.+?)(?: (/\S+|\S+\.(?:cpp|h|c|inc))(?::\d+)*| \(/.*\))?$")
-NOISE = ("__sanitizer", "fuzzer::", "__pthread_kill", "raise", "abort", "__assert", "libc.so",
-         "llvm::sys::", "llvm::report_fatal_error", "llvm::llvm_unreachable", "_start",
-         "__libc_start", "LLVMFuzzerTestOneInput", "main", "SignalHandler", "__interceptor",
-         "__asan", "__ubsan", "std::__")
+# Frames of the crash machinery, not of the crash: by function-name prefix
+# (or the whole name), or by the library they are in.
+NOISE_PREFIXES = ("__sanitizer", "fuzzer::", "__pthread_kill", "__assert", "llvm::sys::",
+                  "llvm::report_fatal_error", "llvm::llvm_unreachable", "__libc_start", "__interceptor",
+                  "__asan", "__ubsan", "std::__", "SignalHandler")
+NOISE_NAMES = {"raise", "abort", "_start", "main", "LLVMFuzzerTestOneInput"}
 ROOT = Path(__file__).resolve().parent.parent
 CUVIL_SOURCES = tuple(str(ROOT / d) + "/" for d in ("lib", "include", "build-fuzz/include"))
 ENV = dict(os.environ, ASAN_OPTIONS="detect_container_overflow=0:detect_leaks=0:symbolize=1")
@@ -44,9 +46,11 @@ def frames_of(binary: str, path: Path) -> tuple[list[str], bool, str]:
         if not m:
             continue
         function, location = m.group(1), m.group(2) or ""
-        if any(function.startswith(n) or n in function for n in NOISE):
-            continue
+        # Any frame in Cuvil's code counts, even one the grouping skips.
         in_cuvil |= location.startswith(CUVIL_SOURCES) or "cuvil::" in function
+        name = function.split("(")[0]
+        if name in NOISE_NAMES or function.startswith(NOISE_PREFIXES) or "libc.so" in line:
+            continue
         frames.append(function[:160])
     return frames[:4], in_cuvil, kind[:200]
 

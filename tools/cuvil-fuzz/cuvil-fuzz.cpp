@@ -95,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     OwningOpRef<ModuleOp> clone(module->clone());
     PassManager pm(&context);
     if (failed(parsePassPipeline(pipeline, pm)))
-      __builtin_trap(); // a pipeline of this file is wrong: not a finding
+      __builtin_trap(); // kPipelines is wrong (a harness bug): stop loudly
     (void)pm.run(*clone);
   }
   return 0;
