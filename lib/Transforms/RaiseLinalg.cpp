@@ -46,6 +46,12 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
         !isZeroFilled(op.getDpsInits()[0]))
       return failure();
     Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
+    // cuvil.matmul accumulates in its operands' type: a widening product
+    // (i32 x i32 -> i64, ONNX's MatMulInteger) stays a linalg op.
+    Type elementType = getElementTypeOrSelf(op.getResult(0).getType());
+    if (getElementTypeOrSelf(lhs.getType()) != elementType ||
+        getElementTypeOrSelf(rhs.getType()) != elementType)
+      return rewriter.notifyMatchFailure(op, "operands and result differ in element type");
     bool transposeB = false;
     // rhs = transpose(W) with the last two dims swapped -> read W directly.
     if (auto t = rhs.getDefiningOp<linalg::TransposeOp>()) {
@@ -59,10 +65,16 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
         transposeB = true;
       }
     }
-    auto mm = MatmulOp::create(rewriter, op.getLoc(), lhs, rhs,
-                               transposeB ? rewriter.getUnitAttr() : UnitAttr());
-    if (mm.getType() != op.getResult(0).getType())
+    // Built outside the rewriter first: a pattern that fails must leave the
+    // IR as it was (a created-then-dropped op is a change to the greedy
+    // driver, which would then never converge).
+    OpBuilder builder(op);
+    auto mm = MatmulOp::create(builder, op.getLoc(), lhs, rhs,
+                               transposeB ? builder.getUnitAttr() : UnitAttr());
+    if (mm.getType() != op.getResult(0).getType()) {
+      mm.erase();
       return rewriter.notifyMatchFailure(op, "inferred type differs");
+    }
     rewriter.replaceOp(op, mm.getResult());
     return success();
   }

@@ -13,7 +13,8 @@ from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
             dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
-    """Compile a torch.nn.Module to native code (see cuvil.compiler)."""
+    """Compile a torch.nn.Module, or an ONNX model (a path or an
+    onnx.ModelProto), to native code (see cuvil.compiler, cuvil.compiler_onnx)."""
     from .compiler import compile as _compile
     return _compile(model, example_inputs, target=target, opt_level=opt_level,
                     num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,

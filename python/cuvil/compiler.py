@@ -37,7 +37,7 @@ class CompiledModule:
                                            profile=profile, dynamic_dims=dynamic_dims, schedule=schedule,
                                            use_cache=use_cache, precision=precision,
                                            target_features=target_features, dump_dir=dump_dir)
-        self.model = model.eval()
+        self.model = self._prepare(model)
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
         if example_inputs is not None:
@@ -99,7 +99,7 @@ class CompiledModule:
         None, dtypes); raises TypeError / ValueError for inputs that cannot
         be run (not tensors, another device, an unsupported dtype, a
         mismatch with a dynamic build)."""
-        return signature_key(tuple(args), self.options.dynamic, self._compiled, type(self.model).__name__)
+        return signature_key(tuple(args), self.options.dynamic, self._compiled, self.model_name)
 
     def is_compiled_for(self, key: tuple) -> bool:
         return key in self._compiled
@@ -157,16 +157,16 @@ class CompiledModule:
         if "stages" in env.logs:
             from . import set_log_level
             set_log_level("DEBUG")
-        dump = _dump_folder(self.options.dump_dir or env.dump_dir, type(self.model).__name__)
+        dump = _dump_folder(self.options.dump_dir or env.dump_dir, self.model_name)
         pipe = self.options.pipeline(self.options.threads())
         options = self.options.cache_key_parts(pipe)
         index_key = None
         if self.options.use_cache and fingerprint.enabled():
-            index_key = fingerprint.structural_key(self.model, key, options)
+            index_key = self._structural_key(key, options)
             warm = self._warm_start(artifact.load_index(index_key), pipe) if dump is None else None
             if warm is not None:
                 return warm
-        with Progress(type(self.model).__name__) as progress:
+        with Progress(self.model_name) as progress:
             return self._compile_from_source(args, pipe, options, index_key, dump, progress)
 
     def _warm_start(self, entry, pipe) -> Optional[Signature]:
@@ -177,7 +177,7 @@ class CompiledModule:
             return None
         t = time.perf_counter()
         try:
-            tensors = weights.from_model(self.model, entry["weights"])
+            tensors = self._weights_of(entry["weights"])
             lib_path = artifact.lookup(entry["library"]) if tensors is not None else None
             contract = CallContract.from_json(entry) if lib_path is not None else None
         except (KeyError, TypeError, ValueError, AttributeError) as err:
@@ -187,14 +187,31 @@ class CompiledModule:
             return None
         return self._load(lib_path, contract, tensors, {"cache_hit": 1.0}, {}, pipe, t)
 
-    def _import(self, args, stats, ir_text):
+    # -- what differs between front ends (PyTorch here, ONNX in CompiledOnnxModule) --
+    @staticmethod
+    def _prepare(model):
+        return model.eval()
+
+    @property
+    def model_name(self) -> str:
+        return type(self.model).__name__
+
+    def _structural_key(self, key, options) -> str:
+        """The warm-start index key: the model's structure, not its IR."""
+        from . import fingerprint
+        return fingerprint.structural_key(self.model, key, options)
+
+    def _weights_of(self, specs):
+        """The model's own weight tensors by name, or None."""
+        return weights.from_model(self.model, specs)
+
+    def _import_model(self, args):
         from . import importer
-        t = time.perf_counter()
         # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor; empty bmms are zeros;
         # fp16 / bf16 sums and means accumulate in f32.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
-            imported = importer.import_model(
+            return importer.import_model(
                 self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.NO_TM_TENSOR_DECOMPS,
@@ -212,6 +229,11 @@ class CompiledModule:
             raise CompileError("import", f"torch.export could not capture "
                                f"{type(self.model).__name__}: {type(err).__name__}: "
                                f"{str(err).splitlines()[0] if str(err) else ''}{hint}") from err
+
+    def _import(self, args, stats, ir_text):
+        from . import importer
+        t = time.perf_counter()
+        imported = self._import_model(args)
         ir_text["linalg"] = pipeline.as_printed(imported.text)
         if importer.last_torch_ir():
             ir_text["torch"] = pipeline.as_printed(importer.last_torch_ir())
@@ -231,7 +253,7 @@ class CompiledModule:
         weight_args = [a for a in imported.manifest["args"] if a["kind"] != "user_input"]
         # The model's own tensors where they are parameters/buffers, so that
         # later changes to them are seen (see __call__); else the export's.
-        tensors = weights.from_model(self.model, weight_args) or \
+        tensors = self._weights_of(weight_args) or \
             {a["name"]: w for a, w in zip(weight_args, imported.weights())}
         key = artifact.cache_key(imported.text, *options)
 
@@ -300,7 +322,7 @@ class CompiledModule:
                         stats=stats, ir=ir_text, pipeline=pipe, weight_tensors=tensors)
         weights.bind(sig)
         stats["load"] = time.perf_counter() - t0
-        log.debug("cuvil: compiled %s in %s", self.model.__class__.__name__,
+        log.debug("cuvil: compiled %s in %s", self.model_name,
                   {k: round(v, 3) for k, v in stats.items()})
         return sig
 
@@ -324,7 +346,8 @@ def _dump_folder(root, model_name: str):
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
             dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
-    """Compiles `model` (torch.nn.Module) to native code; see CompiledModule.
+    """Compiles `model` (a torch.nn.Module; or an ONNX model: a path or an
+    onnx.ModelProto, see cuvil.compiler_onnx) to native code; see CompiledModule.
 
     precision: "fp32" (default), "bf16" or "fp16": the operand type of the
     model's matmuls, batch matmuls and convolutions (they accumulate in f32;
@@ -342,6 +365,11 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
     (e.g. {0: 0} for a dynamic batch): one build serves all their sizes.
     profile: compile kernel timers in; `.profile(*inputs)` then reports the
     time of each kernel (cuvil.profiling)."""
+    from .compiler_onnx import CompiledOnnxModule, is_onnx_model
+    if is_onnx_model(model):
+        return CompiledOnnxModule(model, example_inputs, target=target, opt_level=opt_level,
+                                  num_threads=num_threads, dynamic_dims="auto" if dynamic_dims is None else dynamic_dims,
+                                  profile=profile, precision=precision, dump_dir=dump_dir)
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
                           num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
                           precision=precision, dump_dir=dump_dir)

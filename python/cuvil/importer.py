@@ -38,7 +38,7 @@ def _with_stack(detail: str, stack: str) -> str:
     return detail + (f"\n  model stack (innermost last):\n{stack}" if stack else "")
 
 
-def _reproducer(graph) -> str:
+def _reproducer(graph=None) -> str:
     """Saves the torch-dialect IR of the failing module; returns a command
     replaying the failing lowering with torch-mlir's own opt tool."""
     module = _LAST_TORCH_IR.get("text")
@@ -225,7 +225,9 @@ class ImportResult:
                 for a, t in zip(self.manifest["args"], self._arg_tensors)]
 
 
-def _run_pipeline(module: ir.Module, pipeline: str, stage: str, graph=None):
+def _run_pipeline(module: ir.Module, pipeline: str, stage: str, graph=None, explain=None):
+    """Runs a torch-mlir pass pipeline; on failure `explain(records, stage,
+    err)` raises the error (default: naming the FX node of `graph`)."""
     _LAST_TORCH_IR.update(text=module.operation.get_asm(enable_debug_info=True), pipeline=pipeline)
     records = []
 
@@ -251,6 +253,8 @@ def _run_pipeline(module: ir.Module, pipeline: str, stage: str, graph=None):
         h.detach()
     if err is None:
         return
+    if explain is not None:
+        explain(records, stage, err)
     _raise_from_diagnostics(records, stage, err, graph)
 
 
@@ -295,7 +299,9 @@ UPSTREAM_DIALECTS = ("builtin", "func", "linalg", "tensor", "arith", "math", "cf
                      "complex", "affine", "bufferization", "memref", "sparse_tensor")
 
 
-def _check_upstream_dialects(module, graph, allowed):
+def non_upstream_ops(module, allowed=UPSTREAM_DIALECTS) -> List[tuple]:
+    """(op name, location) of each op outside `allowed` dialects, the
+    first not a terminator first."""
     bad = []
 
     def visit(op):
@@ -305,6 +311,11 @@ def _check_upstream_dialects(module, graph, allowed):
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+    return sorted(bad, key=lambda b: b[0].endswith(".yield"))
+
+
+def _check_upstream_dialects(module, graph, allowed):
+    bad = non_upstream_ops(module, allowed)
     if not bad:
         return
     nodes = {n.name: n for n in graph.nodes}

@@ -30,6 +30,8 @@ from typing import FrozenSet, List, Optional, Sequence, Tuple
 #: torch dialect from the FX importer -> torch backend contract.
 TORCH_BACKEND = ("func.func(torch-match-quantized-custom-ops)",
                  "torchdynamo-export-to-torch-backend-pipeline{ extra-library=}")
+#: torch dialect from the ONNX importer (`onnx.*` operators) -> torch backend contract.
+ONNX_TO_TORCH_BACKEND = ("torch-onnx-to-torch-backend-pipeline",)
 #: torch backend -> linalg on tensors (the text Cuvil parses).
 TO_LINALG = ("torch-backend-to-linalg-on-tensors-backend-pipeline{allow-non-finites=True}",)
 

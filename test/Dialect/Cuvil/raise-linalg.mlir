@@ -77,3 +77,19 @@ func.func @other_permutation(%x: tensor<2x4x8xf32>, %y: tensor<8x2x16xf32>) -> t
   %m = linalg.batch_matmul ins(%x, %t : tensor<2x4x8xf32>, tensor<2x8x16xf32>) outs(%f : tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
   return %m : tensor<2x4x16xf32>
 }
+
+// -----
+
+// A widening product (ONNX MatMulInteger: i32 operands, i64 accumulator)
+// has no cuvil.matmul form: it stays linalg.matmul, and the pass succeeds
+// (it used to build and drop a cuvil.matmul on every try and never converge).
+// CHECK-LABEL: func.func @widening_matmul_stays
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xi32>, tensor<64x16xi32>) outs(%{{.*}} : tensor<8x16xi64>)
+// CHECK-NOT:     cuvil.matmul
+func.func @widening_matmul_stays(%x: tensor<8x64xi32>, %w: tensor<64x16xi32>) -> tensor<8x16xi64> {
+  %c0 = arith.constant 0 : i64
+  %o = tensor.empty() : tensor<8x16xi64>
+  %f = linalg.fill ins(%c0 : i64) outs(%o : tensor<8x16xi64>) -> tensor<8x16xi64>
+  %m = linalg.matmul ins(%x, %w : tensor<8x64xi32>, tensor<64x16xi32>) outs(%f : tensor<8x16xi64>) -> tensor<8x16xi64>
+  return %m : tensor<8x16xi64>
+}

@@ -1,0 +1,147 @@
+"""`cuvil.compile("model.onnx")`: an ONNX model in, a callable running native code out.
+
+    fast = cuvil.compile("model.onnx")            # or an onnx.ModelProto
+    y = fast(x)                                   # one output alone, several as a tuple
+    y1, y2 = fast(input_ids=ids, mask=m)          # inputs also by name
+
+Inputs are numpy arrays or torch tensors, outputs the same kind. The same
+compile as for PyTorch models (cuvil.compiler: pipeline, cache, weights as
+arguments) behind another import (cuvil.importer_onnx); the warm-start index
+is keyed by the model's content, so a second process finds its library
+without importing the model again.
+"""
+import hashlib
+from typing import Dict, Optional
+
+from .compiler import CompiledModule
+from .importer_onnx import OnnxModel
+
+
+def is_onnx_model(model) -> bool:
+    """A path (str / os.PathLike) or an onnx.ModelProto, without importing onnx."""
+    import os
+    if isinstance(model, (str, os.PathLike)):
+        return True
+    cls = type(model)
+    return cls.__name__ == "ModelProto" and cls.__module__.split(".")[0] in ("onnx", "google")
+
+
+class CompiledOnnxModule(CompiledModule):
+    """What `cuvil.compile` returns for an ONNX model."""
+
+    def __init__(self, model, example_inputs=None, dynamic_dims="auto", **options):
+        onnx_model = model if isinstance(model, OnnxModel) else OnnxModel(model)
+        # The model's symbolic dims, unless every input shape is to be built for itself.
+        dims = onnx_model.dynamic_dims() if dynamic_dims == "auto" else dynamic_dims
+        super().__init__(onnx_model, None, dynamic_dims=dims, **options)
+        if example_inputs is not None:
+            self._signature_for(self._as_tensors(self._positional(tuple(example_inputs), {}))[0])
+
+    @property
+    def input_names(self):
+        return [v.name for v in self.model.inputs]
+
+    @property
+    def output_names(self):
+        return [v.name for v in self.model.outputs]
+
+    def __call__(self, *args, **kwargs):
+        tensors, as_numpy = self._as_tensors(self._positional(args, kwargs))
+        outputs = super().__call__(*tensors)
+        if as_numpy:
+            outputs = tuple(_numpy(o) for o in outputs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def signature_key(self, args) -> tuple:
+        self._check_inputs(args)
+        return super().signature_key(args)
+
+    # -- the front end ---------------------------------------------------------
+    @staticmethod
+    def _prepare(model):
+        return model
+
+    @property
+    def model_name(self) -> str:
+        return self.model.name
+
+    def _structural_key(self, key, options) -> str:
+        h = hashlib.sha256()
+        for part in ("onnx", self.model.digest, repr(key), *options):
+            h.update(str(part).encode() + b"\0")
+        return h.hexdigest()[:32]
+
+    def _weights_of(self, specs) -> Optional[Dict[str, object]]:
+        tensors = self.model.weight_tensors()
+        if any(s["name"] not in tensors for s in specs):
+            return None
+        return {s["name"]: tensors[s["name"]] for s in specs}
+
+    def _import_model(self, args):
+        from . import importer_onnx
+        shapes = None if self.options.dynamic else [tuple(a.shape) for a in args]
+        return importer_onnx.import_model(self.model, shapes)
+
+    # -- inputs ------------------------------------------------------------------
+    def _positional(self, args, kwargs) -> tuple:
+        names = self.input_names
+        if not kwargs:
+            if len(args) != len(names):
+                raise TypeError(f"{self.model_name} takes {len(names)} input(s) ({', '.join(names)}), "
+                                f"got {len(args)}")
+            return tuple(args)
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise TypeError(f"{self.model_name} has no input {unknown[0]!r}; its inputs: {', '.join(names)}")
+        given = dict(zip(names, args), **kwargs)
+        missing = [n for n in names if n not in given]
+        if missing or len(args) + len(kwargs) != len(given):
+            raise TypeError(f"{self.model_name}: " + (f"input {missing[0]!r} is missing" if missing else
+                                                      "an input was given both by position and by name"))
+        return tuple(given[n] for n in names)
+
+    @staticmethod
+    def _as_tensors(args):
+        """torch tensors over the inputs (numpy arrays viewed, not copied);
+        and whether the outputs go back as numpy arrays."""
+        import numpy as np
+        import torch
+        as_numpy = any(isinstance(a, (np.ndarray, np.generic)) for a in args)
+        tensors = []
+        for a in args:
+            if isinstance(a, (np.ndarray, np.generic)):
+                a = np.ascontiguousarray(a)
+                a = torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16) if a.dtype.name == "bfloat16" \
+                    else torch.from_numpy(a)
+            tensors.append(a)
+        return tuple(tensors), as_numpy
+
+    def _check_inputs(self, args) -> None:
+        """Each input has the dtype and the static sizes the graph declares."""
+        import torch
+        for spec, a in zip(self.model.inputs, args):
+            if not isinstance(a, torch.Tensor):
+                raise TypeError(f"input {spec.name!r} is a {type(a).__name__}; pass a numpy array or a torch tensor")
+            dtype = str(a.dtype).removeprefix("torch.")
+            if dtype != spec.dtype:
+                raise TypeError(f"input {spec.name!r} has dtype {dtype}; the model takes {spec.dtype}")
+            if a.dim() != len(spec.dims):
+                raise ValueError(f"input {spec.name!r} has rank {a.dim()} (shape {tuple(a.shape)}); "
+                                 f"the model takes rank {len(spec.dims)} {_shape(spec.dims)}")
+            for d, (size, want) in enumerate(zip(a.shape, spec.dims)):
+                if isinstance(want, int) and size != want:
+                    raise ValueError(f"input {spec.name!r} dim {d} is {size}; the model takes "
+                                     f"{_shape(spec.dims)}")
+
+
+def _shape(dims) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
+
+
+def _numpy(tensor):
+    """A numpy array over an output (bfloat16 as ml_dtypes' bfloat16, which onnx brings)."""
+    import torch
+    if tensor.dtype == torch.bfloat16:
+        import ml_dtypes
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.numpy()

@@ -1,0 +1,421 @@
+"""Stage 1, import, for ONNX: an .onnx file (or onnx.ModelProto) -> linalg-on-tensors MLIR *text*.
+
+torch-mlir's ONNX importer turns the graph into torch-dialect `onnx.*`
+operators; `torch-onnx-to-torch-backend-pipeline` makes them the same aten
+ops the PyTorch front end produces, and the same linalg lowering follows
+(in torch-mlir's MLIR: only text crosses into Cuvil's context).
+
+Weights are function arguments, as for PyTorch models: an initializer
+larger than ONNX's own external-data threshold (1 KiB) becomes an argument
+of @main, named after it, and is bound at run time from the model's memory
+(or memory-mapped from its external-data file: models over 2 GB never load
+into a protobuf). Smaller initializers, and any initializer an op needs as a
+compile-time value (a Reshape's shape, a Slice's bounds, quantization
+scales), stay constants of the IR.
+
+Symbolic dims (`dim_param`) stay dynamic when every output's size follows
+from the inputs' (ONNX shape inference names them): one build serves every
+size. Otherwise each input shape is compiled for itself.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .errors import CompileError, UnsupportedOpError
+from .pipeline import ONNX_TO_TORCH_BACKEND, TO_LINALG, module_pipeline
+
+log = logging.getLogger("cuvil")
+
+#: Initializers up to this size stay constants of the IR (ONNX writes
+#: tensors above it to external data: the line between weights and constants).
+INLINE_MAX_BYTES = 1024
+
+#: Operands torch-mlir's ONNX conversion needs as compile-time values (it
+#: reads them from the constant): never made function arguments.
+IMMEDIATE_OPERANDS = {
+    "Reshape": {1}, "Expand": {1}, "Slice": {1, 2, 3, 4}, "Pad": {1, 2, 3}, "Resize": {1, 2, 3},
+    "Upsample": {1}, "Unsqueeze": {1}, "Squeeze": {1}, "Tile": {1}, "ConstantOfShape": {0},
+    "TopK": {1}, "Split": {1}, "Range": {0, 1, 2}, "OneHot": {1}, "CumSum": {1}, "Clip": {1, 2},
+    "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1}, "ReduceMin": {1}, "ReduceProd": {1},
+    "ReduceL1": {1}, "ReduceL2": {1}, "ReduceLogSum": {1}, "ReduceLogSumExp": {1},
+    "ReduceSumSquare": {1}, "QuantizeLinear": {1, 2}, "DequantizeLinear": {1, 2},
+    "DynamicQuantizeLinear": set(), "MatMulInteger": {2, 3}, "ConvInteger": {2, 3},
+    "QLinearMatMul": {1, 2, 4, 5, 6, 7}, "QLinearConv": {1, 2, 4, 5, 6, 7},
+    "QLinearAdd": {1, 2, 4, 5, 6, 7}, "NonMaxSuppression": {2, 3, 4}, "Trilu": {1},
+}
+
+# ONNX element type -> torch dtype name (the dtypes Cuvil takes at its boundary).
+_TORCH_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+                 10: "float16", 11: "float64", 16: "bfloat16"}
+
+
+def _numpy_dtype(elem_type: int):
+    from onnx import helper
+    if elem_type == 16:   # numpy has no bfloat16: its bits
+        return np.dtype(np.uint16)
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+
+
+def _dims(value_info) -> List[Any]:
+    """int sizes, dim_param names, None for an unknown size."""
+    dims: List[Any] = []
+    for d in value_info.type.tensor_type.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.dim_param:
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return dims
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueSpec:
+    """A graph input or output: its name, torch dtype and dims."""
+    name: str
+    dtype: str
+    dims: Tuple[Any, ...]
+
+
+class OnnxModel:
+    """An ONNX model as Cuvil compiles it: the graph with its large
+    initializers taken out (they are @main's weight arguments), those
+    initializers' data (in memory, or where they lie in external-data files),
+    and a digest of everything that decides the code."""
+
+    def __init__(self, source, name: Optional[str] = None):
+        import onnx
+        if isinstance(source, onnx.ModelProto):
+            proto, base_dir = copy.deepcopy(source), Path.cwd()
+            default_name = source.graph.name or "onnx_model"
+        else:
+            path = Path(os.fspath(source))
+            if not path.is_file():
+                raise FileNotFoundError(f"cuvil: no ONNX model at {path}")
+            try:
+                # External data stays on disk: it is memory-mapped when bound.
+                proto = onnx.load(str(path), load_external_data=False)
+            except Exception as err:   # a protobuf DecodeError for a file that is not ONNX
+                raise CompileError("import", f"{path} is not an ONNX model: {type(err).__name__}: {err}") from None
+            base_dir = path.resolve().parent
+            default_name = path.stem
+        self.name = _identifier(name or default_name)
+        self.base_dir = base_dir
+        graph = proto.graph
+        _name_nodes(graph)
+        self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+        initialized = {t.name for t in graph.initializer}
+        self.inputs = [ValueSpec(v.name, _torch_dtype(v), tuple(_dims(v)))
+                       for v in graph.input if v.name not in initialized]
+        self.outputs = [ValueSpec(v.name, _torch_dtype(v), tuple(_dims(v))) for v in graph.output]
+        # Inputs with an initializer (old exporters' defaults): constants.
+        for v in [v for v in graph.input if v.name in initialized]:
+            graph.input.remove(v)
+        self.weights = _take_weights(graph)   # {name: TensorProto holding where its data is}
+        _load_constants(graph, base_dir)
+        self.proto = proto
+        self.digest = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
+        self._tensors: Optional[Dict[str, Any]] = None
+
+    # -- what a compile asks -------------------------------------------------
+    def weight_tensors(self) -> Dict[str, Any]:
+        """The weights as torch tensors, by initializer name (made once: the
+        same tensors on every call, so bound weights are not packed twice)."""
+        if self._tensors is None:
+            self._tensors = {name: _tensor(t, self.base_dir) for name, t in self.weights.items()}
+        return self._tensors
+
+    def dynamic_dims(self) -> Dict[int, Dict[int, str]]:
+        """{input: {dim: name}} for the symbolic dims one build can serve:
+        every output size must follow from the inputs' (else {})."""
+        dynamic = {i: {d: str(s) for d, s in enumerate(v.dims) if not isinstance(s, int)}
+                   for i, v in enumerate(self.inputs)}
+        dynamic = {i: dims for i, dims in dynamic.items() if dims}
+        if not dynamic:
+            return {}
+        if any(None in v.dims for v in self.inputs):
+            log.info("cuvil: %s has input dims of unknown size: compiling each input shape", self.name)
+            return {}
+        names = {s for dims in dynamic.values() for s in dims.values()}
+        for out in _inferred_outputs(self.proto):
+            for d in out.dims:
+                if not isinstance(d, int) and _expression(d, names) is None:
+                    log.info("cuvil: %s: the size %r of output %r does not follow from the input "
+                             "sizes: compiling each input shape", self.name, d, out.name)
+                    return {}
+        return dynamic
+
+
+def _identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name) or "onnx_model"
+
+
+def _torch_dtype(value_info) -> str:
+    elem = value_info.type.tensor_type.elem_type
+    if elem not in _TORCH_DTYPES:
+        from onnx import helper
+        what = helper.tensor_dtype_to_string(elem) if elem else "a non-tensor type"
+        raise UnsupportedOpError(f"an ONNX graph value of type {what}", f"value {value_info.name!r}", "import",
+                                 f"Cuvil takes tensors of {', '.join(sorted(set(_TORCH_DTYPES.values())))}")
+    return _TORCH_DTYPES[elem]
+
+
+def _name_nodes(graph) -> None:
+    """Every node gets a name (locations and errors name nodes by it)."""
+    seen = set()
+    for i, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{i}"
+        while name in seen:
+            name = f"{name}_{i}"
+        seen.add(name)
+        node.name = name
+
+
+def _take_weights(graph) -> Dict[str, Any]:
+    """Removes the initializers that become weight arguments from `graph`
+    (and makes them graph inputs); returns them by name."""
+    from onnx import helper
+    pinned = set()
+    for node in graph.node:
+        positions = IMMEDIATE_OPERANDS.get(node.op_type, set())
+        pinned.update(name for i, name in enumerate(node.input) if i in positions)
+    used = {name for node in graph.node for name in node.input}
+    taken: Dict[str, Any] = {}
+    kept = []
+    for init in graph.initializer:
+        if init.name not in pinned and init.name in used and _nbytes(init) > INLINE_MAX_BYTES \
+                and init.data_type in _TORCH_DTYPES:
+            taken[init.name] = init
+        else:
+            kept.append(init)
+    if taken:
+        del graph.initializer[:]
+        graph.initializer.extend(kept)
+        for name, init in taken.items():
+            graph.input.append(helper.make_tensor_value_info(name, init.data_type, list(init.dims)))
+    return taken
+
+
+def _load_constants(graph, base_dir: Path) -> None:
+    """Reads the data of the initializers that stay constants (small ones a
+    model keeps in external data: ONNX writes every tensor there when asked to)."""
+    from onnx import external_data_helper
+    for init in graph.initializer:
+        if init.data_location == 1:
+            try:
+                external_data_helper.load_external_data_for_tensor(init, str(base_dir))
+            except OSError as err:
+                raise CompileError("import", f"cannot read the data of constant {init.name!r} "
+                                             f"(external data, looked up in {base_dir}): {err}") from None
+            init.data_location = 0
+            del init.external_data[:]
+
+
+def _nbytes(init) -> int:
+    return int(np.prod(init.dims, dtype=np.int64)) * _numpy_dtype(init.data_type).itemsize \
+        if init.data_type in _TORCH_DTYPES else 0
+
+
+def _tensor(init, base_dir: Path):
+    """A torch tensor over an initializer's data: external data is
+    memory-mapped (copy-on-write), inline data copied out of the proto."""
+    import torch
+    from onnx import numpy_helper
+    dtype, shape = _numpy_dtype(init.data_type), tuple(init.dims)
+    if init.data_location == 1:   # EXTERNAL
+        info = {e.key: e.value for e in init.external_data}
+        path = base_dir / info["location"]
+        if not path.is_file():
+            raise CompileError("import", f"the data of weight {init.name!r} is in {path}, which does not exist "
+                                         f"(external data is looked up beside the model file)")
+        array = np.memmap(path, dtype=dtype, mode="c", offset=int(info.get("offset", 0)), shape=shape)
+    elif init.raw_data:
+        array = np.frombuffer(init.raw_data, dtype=dtype).reshape(shape).copy()
+    else:
+        array = np.array(numpy_helper.to_array(init))
+        if init.data_type == 16:
+            array = array.view(np.uint16)
+    tensor = torch.from_numpy(array)
+    if init.data_type == 16:
+        tensor = tensor.view(torch.bfloat16)
+    elif init.data_type == 2:
+        tensor = tensor.to(torch.uint8) if tensor.dtype != torch.uint8 else tensor
+    return tensor
+
+
+def _inferred_outputs(proto) -> List[ValueSpec]:
+    """The graph's outputs with ONNX's inferred shapes."""
+    import onnx
+    inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    return [ValueSpec(v.name, "", tuple(_dims(v))) for v in inferred.graph.output]
+
+
+def _expression(dim, names) -> Optional[str]:
+    """`dim` (a dim_param) as a sympy expression of the input dims' names, or
+    None when it is something else (a fresh name shape inference made up)."""
+    if dim is None:
+        return None
+    if dim in names:
+        return dim
+    tokens = set(re.findall(r"[A-Za-z_]\w*", dim))
+    if not tokens or not tokens <= names:
+        return None
+    try:
+        import sympy
+        sympy.sympify(dim, locals={n: sympy.Symbol(n) for n in tokens})
+    except Exception:
+        return None
+    return dim
+
+
+# --------------------------------------------------------------------------
+# Import
+# --------------------------------------------------------------------------
+#: Default of the pass pipelines: torch-onnx -> torch backend, then to linalg.
+ONNX_PIPELINE = module_pipeline(ONNX_TO_TORCH_BACKEND)
+LINALG_PIPELINE = module_pipeline(TO_LINALG)
+
+
+def specialized(model: OnnxModel, shapes: List[tuple]):
+    """A copy of the model's graph whose inputs have these static shapes."""
+    proto = copy.deepcopy(model.proto)
+    by_name = {v.name: v for v in proto.graph.input}
+    for spec, shape in zip(model.inputs, shapes):
+        dims = by_name[spec.name].type.tensor_type.shape.dim
+        for d, size in zip(dims, shape):
+            d.ClearField("dim_param")
+            d.dim_value = int(size)
+    return proto
+
+
+def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
+    """The model as linalg text with its weights as arguments. `shapes`:
+    compile for these input shapes (None: the model's own dims, symbolic
+    ones dynamic)."""
+    import onnx
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras import onnx_importer
+
+    from . import importer
+    t0 = time.perf_counter()
+    proto = specialized(model, shapes) if shapes is not None else copy.deepcopy(model.proto)
+    proto.graph.name = "main"
+    try:
+        proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    except Exception as err:   # onnx's InferenceError for an inconsistent graph
+        raise CompileError("import", f"ONNX shape inference failed on {model.name}: {err}") from None
+    nodes = {n.name: n for n in proto.graph.node}
+    timings = {"shape_inference": time.perf_counter() - t0}
+
+    ctx = ir.Context()
+    torch_d.register_dialect(ctx)
+    t1 = time.perf_counter()
+    try:
+        info = onnx_importer.ModelInfo(proto)
+        module = info.create_module(context=ctx).operation
+        node_importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
+        node_importer.import_all()
+    except onnx_importer.OnnxImportError as err:
+        raise CompileError("import", f"torch-mlir's ONNX importer cannot take {model.name}: {err}") from None
+    weight_names = list(model.weights)
+    n_inputs = len(model.inputs)
+    func = next(op.operation for op in module.regions[0].blocks[0].operations
+                if op.operation.name == "func.func")
+    with ctx:
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([
+            ir.DictAttr.get({"cuvil.arg": ir.StringAttr.get(name),
+                             "cuvil.kind": ir.StringAttr.get("user_input" if i < n_inputs else "parameter")})
+            for i, name in enumerate([v.name for v in model.inputs] + weight_names)])
+    timings["import_torch"] = time.perf_counter() - t1
+
+    explain = _OnnxErrors(model, nodes)
+    t1 = time.perf_counter()
+    importer._run_pipeline(module, ONNX_PIPELINE, "onnx-to-torch", explain=explain)
+    timings["torch_backend"] = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    importer._run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", explain=explain)
+    timings["to_linalg"] = time.perf_counter() - t1
+    bad = importer.non_upstream_ops(module)
+    if bad:
+        name, loc = bad[0]
+        raise explain.unsupported(name, loc, "upstream-dialect-check",
+                                  f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
+    text = module.get_asm()
+    timings["total"] = time.perf_counter() - t0
+
+    weights = model.weight_tensors()
+    args = [dict(name=v.name, kind="user_input", shape=list(s if s is not None else "?" for s in v.dims),
+                 dtype=v.dtype) for v in model.inputs]
+    args += [dict(name=n, kind="parameter", shape=list(weights[n].shape), dtype=str(weights[n].dtype),
+                  bytes=weights[n].numel() * weights[n].element_size()) for n in weight_names]
+    inferred = {v.name: v for v in _inferred_outputs(proto)}
+    manifest = dict(func="main", args=args, outputs=[dict(kind="user_output", name=v.name, target=None)
+                                                     for v in model.outputs],
+                    out_spec=None, inlined_constants=[],
+                    input_dims=[list(d if isinstance(d, int) else str(d) for d in (shape or v.dims))
+                                for v, shape in zip(model.inputs, shapes or [None] * n_inputs)],
+                    output_dims=[list(inferred[v.name].dims) for v in model.outputs],
+                    output_slots=[["tensor"] for _ in model.outputs],
+                    output_dtypes=[v.dtype for v in model.outputs])
+    from torch.utils import _pytree as pytree
+    out_spec = pytree.tree_structure(tuple(range(len(model.outputs))))
+    return importer.ImportResult(text=text, manifest=manifest, timings=timings,
+                                 _arg_tensors=[None] * n_inputs + [weights[n] for n in weight_names],
+                                 out_spec=out_spec)
+
+
+class _OnnxErrors:
+    """Turns a failed torch-mlir pass into an error naming the ONNX node:
+    its op type, name and opset, and a command replaying the failing step."""
+
+    def __init__(self, model: OnnxModel, nodes: Dict[str, Any]):
+        self.model, self.nodes = model, nodes
+
+    def node_of(self, loc: str):
+        for name in re.findall(r'"([^"]*)"', loc):
+            if name in self.nodes:
+                return self.nodes[name]
+        return None
+
+    def unsupported(self, op: str, loc: str, stage: str, detail: str) -> UnsupportedOpError:
+        from . import importer
+        node = self.node_of(loc)
+        where = f"{self.model.name} (opset {self.model.opset})"
+        if node is not None:
+            domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+            what = f"ONNX {domain}{node.op_type} (node {node.name!r}, opset {self.model.opset}" \
+                   + (f", lowered to {op}" if not op.startswith("onnx.") else "") + ")"
+            where = f"node {node.name!r} of {self.model.name}"
+        else:
+            what = op
+        return UnsupportedOpError(what, where, stage, detail, reproducer=importer._reproducer())
+
+    def __call__(self, records, stage, err):
+        from . import importer
+        for sev, loc, msg, notes in [r for r in records if "Error" in r[0]] or records:
+            m = importer._LEGALIZE_RE.search(msg)
+            if not m:
+                continue
+            op = m.group(1)
+            if op == "torch.operator":
+                m2 = importer._OPERATOR_NAME_RE.search(msg)
+                op = m2.group(1) if m2 else op
+            op = op[len("torch."):] if op.startswith("torch.") else op
+            raise self.unsupported(op, loc, stage, f"{loc}: {msg.splitlines()[0]}")
+        for sev, loc, msg, notes in records:
+            node = self.node_of(loc)
+            if node is not None:
+                raise self.unsupported(f"onnx.{node.op_type}", loc, stage, f"{loc}: {msg.splitlines()[0]}")
+        detail = "\n".join(f"{loc}: {msg}" for _, loc, msg, _ in records[:10])
+        raise CompileError(stage, f"{err}\n{detail}", reproducer=importer._reproducer())

@@ -1,0 +1,208 @@
+"""ONNX models through cuvil.compile, checked against onnxruntime.
+
+Tolerances: fp32 graphs 1e-4 of the largest reference output (sums
+reassociated by the schedules); QDQ graphs 3e-2 (a rounding to another
+quantization step where the float sums differ in their last bits)."""
+import os
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper
+
+import cuvil
+from cuvil.compiler_onnx import CompiledOnnxModule
+
+ort = pytest.importorskip("onnxruntime")
+rng = np.random.default_rng(0)
+
+
+def relative_error(got, want) -> float:
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+def reference(path_or_proto, feeds):
+    source = path_or_proto.SerializeToString() if isinstance(path_or_proto, onnx.ModelProto) else str(path_or_proto)
+    return ort.InferenceSession(source, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def export(model, args, path, **kw):
+    torch.onnx.export(model.eval(), args, str(path), dynamo=True, verbose=False, **kw)
+    return path
+
+
+def hand_built(batch="batch"):
+    """MatMul -> Sigmoid -> Softmax with a symbolic batch, and a second output."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, 16])
+    s = helper.make_tensor_value_info("s", TensorProto.FLOAT, [batch, 16])
+    w = helper.make_tensor("w", TensorProto.FLOAT, [32, 16], rng.standard_normal(32 * 16).astype(np.float32))
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["h"]),
+                               helper.make_node("Sigmoid", ["h"], ["s"]),
+                               helper.make_node("Softmax", ["s"], ["y"], axis=-1)], "hand", [x], [y, s], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.fixture(scope="module")
+def block_onnx(tmp_path_factory):
+    torch.manual_seed(0)
+    block = torch.nn.TransformerEncoderLayer(64, 4, 128, batch_first=True, dropout=0.0)
+    return export(block, (torch.randn(2, 16, 64),), tmp_path_factory.mktemp("onnx") / "block.onnx",
+                  dynamic_shapes=({0: torch.export.Dim("batch")},), external_data=False)
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.bn = torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16)
+        self.c2, self.fc = torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.c1(x)))
+        y = torch.nn.functional.max_pool2d(torch.relu(self.c2(y) + y), 2)
+        return self.fc(y.mean((2, 3)))
+
+
+def test_transformer_block_with_a_dynamic_batch_is_one_build(block_onnx):
+    fast = cuvil.compile(block_onnx)
+    for batch in (2, 5):
+        x = rng.standard_normal((batch, 16, 64), dtype=np.float32)
+        got = fast(x)
+        assert isinstance(got, np.ndarray) and got.shape == (batch, 16, 64) and got.dtype == np.float32
+        assert relative_error(got, reference(block_onnx, {"src": x})[0]) <= 1e-4
+    assert fast.num_signatures == 1, "the symbolic batch is a dynamic dim: one library serves both"
+    assert "?x16x64xf32" in fast.stage_ir("linalg")
+
+
+def test_conv_net_with_external_data(tmp_path):
+    torch.manual_seed(0)
+    net = ConvNet()
+    net.bn.running_mean.normal_()
+    net.bn.running_var.uniform_(0.5, 2.0)
+    path = export(net, (torch.randn(2, 3, 32, 32),), tmp_path / "conv.onnx", external_data=True)
+    assert (tmp_path / "conv.onnx.data").is_file()
+    fast = cuvil.compile(path)
+    x = rng.standard_normal((2, 3, 32, 32), dtype=np.float32)
+    name = fast.input_names[0]
+    assert relative_error(fast(x), reference(path, {name: x})[0]) <= 1e-4
+    # The convolutions' weights are arguments of @main, not constants of the IR.
+    weights = [a for a in fast.last_signature.contract.main_args if a[0] != "input"]
+    assert len(weights) >= 2
+    assert "dense_resource" not in fast.stage_ir("linalg")
+
+
+def test_hand_built_graph_symbolic_batch_two_outputs_and_keywords():
+    model = hand_built()
+    fast = cuvil.compile(model)
+    for batch in (1, 7):
+        x = rng.standard_normal((batch, 32), dtype=np.float32)
+        y, s = fast(x)
+        want_y, want_s = reference(model, {"x": x})
+        assert relative_error(y, want_y) <= 1e-4 and relative_error(s, want_s) <= 1e-4
+    assert fast.num_signatures == 1
+    x = rng.standard_normal((3, 32), dtype=np.float32)
+    by_name = fast(x=torch.from_numpy(x))
+    assert all(isinstance(t, torch.Tensor) for t in by_name), "torch tensors in, torch tensors out"
+    np.testing.assert_array_equal(by_name[0].numpy(), fast(x)[0])
+
+
+def _mlp_onnx(path):
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                              torch.nn.ReLU(), torch.nn.Linear(256, 32))
+    return export(mlp, (torch.randn(8, 64),), path, external_data=False)
+
+
+def test_quantize_static_qdq_mlp(tmp_path):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+    fp32 = _mlp_onnx(tmp_path / "mlp.onnx")
+    name = onnx.load(str(fp32)).graph.input[0].name
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{name: rng.standard_normal((8, 64), dtype=np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    qdq = tmp_path / "mlp_qdq.onnx"
+    quantize_static(str(fp32), str(qdq), Calibration(), quant_format=QuantFormat.QDQ)
+    ops = {n.op_type for n in onnx.load(str(qdq)).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops
+    x = rng.standard_normal((8, 64), dtype=np.float32)
+    assert relative_error(cuvil.compile(qdq)(x), reference(qdq, {name: x})[0]) <= 3e-2
+
+
+def test_quantize_dynamic_matmul_integer(tmp_path):
+    from onnxruntime.quantization import quantize_dynamic
+    fp32 = _mlp_onnx(tmp_path / "mlp.onnx")
+    dyn = tmp_path / "mlp_dyn.onnx"
+    quantize_dynamic(str(fp32), str(dyn))
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= {n.op_type for n in onnx.load(str(dyn)).graph.node}
+    name = onnx.load(str(dyn)).graph.input[0].name
+    x = rng.standard_normal((8, 64), dtype=np.float32)
+    assert relative_error(cuvil.compile(dyn)(x), reference(dyn, {name: x})[0]) <= 3e-2
+
+
+def test_a_second_process_starts_warm_from_the_model_content(tmp_path, monkeypatch):
+    path = tmp_path / "hand.onnx"
+    onnx.save(hand_built(), str(path))
+    x = rng.standard_normal((4, 32), dtype=np.float32)
+    first = cuvil.compile(path)
+    want = first(x)
+    assert first.stats["cache_hit"] == 0.0
+    from cuvil import importer_onnx
+    monkeypatch.setattr(importer_onnx, "import_model", lambda *a, **k: pytest.fail("imported again"))
+    second = CompiledOnnxModule(str(path))
+    got = second(x)
+    assert second.stats["cache_hit"] == 1.0
+    np.testing.assert_array_equal(got[0], want[0])
+
+
+def test_other_weights_same_graph_share_the_library_but_not_the_results(tmp_path):
+    a, b = hand_built(), hand_built()
+    b.graph.initializer[0].CopyFrom(helper.make_tensor("w", TensorProto.FLOAT, [32, 16],
+                                                       rng.standard_normal(32 * 16).astype(np.float32)))
+    x = rng.standard_normal((2, 32), dtype=np.float32)
+    fa, fb = cuvil.compile(a), cuvil.compile(b)
+    ya, yb = fa(x)[1], fb(x)[1]
+    assert fa.library_path == fb.library_path, "weights are arguments: the code is the same"
+    assert relative_error(yb, reference(b, {"x": x})[1]) <= 1e-4 and not np.allclose(ya, yb)
+
+
+def test_bad_inputs_are_named():
+    fast = cuvil.compile(hand_built())
+    with pytest.raises(TypeError, match="input 'x' has dtype float64; the model takes float32"):
+        fast(np.zeros((2, 32)))
+    with pytest.raises(ValueError, match=r"input 'x' dim 1 is 31; the model takes \[batch, 32\]"):
+        fast(np.zeros((2, 31), np.float32))
+    with pytest.raises(TypeError, match="has no input 'y'; its inputs: x"):
+        fast(y=np.zeros((2, 32), np.float32))
+    with pytest.raises(TypeError, match=r"takes 1 input\(s\) \(x\), got 2"):
+        fast(np.zeros((2, 32), np.float32), np.zeros((2, 32), np.float32))
+
+
+def test_an_op_cuvil_cannot_take_names_the_onnx_op_node_and_opset():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 4])
+    # An op with no ONNX -> torch conversion in torch-mlir.
+    node = helper.make_node("MelWeightMatrix", ["x"], ["y"], name="the_node")
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(cuvil.UnsupportedOpError) as info:
+        cuvil.compile(model)(np.zeros((4, 4), np.float32))
+    err = info.value
+    assert "ONNX MelWeightMatrix" in err.op and "'the_node'" in err.op and "opset 17" in err.op
+    assert err.reproducer.startswith(("torch-mlir-opt", "/")) and "torch-onnx-to-torch" in err.reproducer
+    path = err.reproducer.split()[1]
+    assert os.path.isfile(path) and "onnx.MelWeightMatrix" in open(path).read()
+
+
+def test_not_an_onnx_file(tmp_path):
+    bad = tmp_path / "model.onnx"
+    bad.write_bytes(b"\x00\xff not a protobuf \xff" * 10)
+    with pytest.raises(cuvil.CompileError, match="is not an ONNX model"):
+        cuvil.compile(bad)
+    with pytest.raises(FileNotFoundError, match="no ONNX model at"):
+        cuvil.compile(tmp_path / "missing.onnx")
