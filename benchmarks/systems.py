@@ -46,7 +46,8 @@ def inductor(model, inputs, threads, workload):
 
 
 def _onnx_export(model, inputs) -> str:
-    """The model as an ONNX file (opset 17), shared by onnxruntime and IREE."""
+    """The model as an ONNX file (opset 17), shared by onnxruntime, IREE,
+    OpenVINO's and Cuvil's ONNX rows."""
     path = os.path.join(tempfile.mkdtemp(dir=_scratch()), "model.onnx")
     try:
         torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17)
@@ -120,7 +121,9 @@ def iree(model, inputs, threads, workload):
     return run, {"compile_cold_s": compile_s}
 
 
-WARM_STARTS = 3   # fresh processes timed per row; the median is reported
+# Fresh processes timed per row (the median is reported); 0 skips them
+# (CUVIL_BENCH_WARM_STARTS=0: a shorter run with cold compile times only).
+WARM_STARTS = int(os.environ.get("CUVIL_BENCH_WARM_STARTS", "3"))
 
 
 def _warm_start(workload, threads, precision="fp32") -> float:
@@ -154,36 +157,75 @@ def cuvil(model, inputs, threads, workload, precision="fp32"):
     cold = time.perf_counter() - t
     # Cached: a restarted process finding the library in the cache; the cold
     # compile above wrote it.
-    stats = {"compile_cold_s": cold, "compile_cached_s": _warm_start(workload, threads, precision)}
+    stats = {"compile_cold_s": cold}
+    if WARM_STARTS:
+        stats["compile_cached_s"] = _warm_start(workload, threads, precision)
     stats.update({f"stage_{k}_s": v for k, v in fast.stats.items() if k != "cache_hit"})
     return (lambda: fast(*inputs)), stats
+
+
+def cuvil_onnx(model, inputs, threads, workload):
+    """Cuvil on the ONNX file onnxruntime runs (the same export): its ONNX
+    front end against its PyTorch one, and against onnxruntime on one file."""
+    import cuvil as cv
+    os.environ["CUVIL_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=_scratch())
+    path = _onnx_export(model, inputs)
+    t = time.perf_counter()
+    fast = cv.compile(path, num_threads=threads)
+    feed = [x.numpy() for x in inputs]
+    fast(*feed)
+    stats = {"compile_cold_s": time.perf_counter() - t}
+    stats.update({f"stage_{k}_s": v for k, v in fast.stats.items() if k != "cache_hit"})
+
+    def run():
+        out = fast(*feed)
+        return torch.from_numpy(out[0] if isinstance(out, tuple) else out)
+    return run, stats
+
+
+def _openvino_runner(source, inputs, threads, precision, t0):
+    """OpenVINO's CPU plugin compiling `source` (a converted model or an ONNX
+    path) with INFERENCE_PRECISION_HINT = `precision`; the runner and its compile time."""
+    import openvino as ov
+    compiled = ov.Core().compile_model(source, "CPU", {"INFERENCE_PRECISION_HINT": precision,
+                                                       "INFERENCE_NUM_THREADS": threads,
+                                                       "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    feed = [x.numpy() for x in inputs]
+    compile_s = time.perf_counter() - t0
+
+    def run():
+        request.infer(feed)
+        return torch.from_numpy(request.get_output_tensor(0).data.copy())
+    return run, {"compile_cold_s": compile_s}
+
+
+def _require_openvino():
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        raise Skip("openvino not installed (pip install openvino)")
+
+
+def openvino_onnx(model, inputs, threads, workload):
+    """OpenVINO's CPU plugin reading the ONNX file onnxruntime runs (fp32)."""
+    _require_openvino()
+    t = time.perf_counter()
+    return _openvino_runner(_onnx_export(model, inputs), inputs, threads, "f32", t)
 
 
 def openvino(model, inputs, threads, workload, precision="f32"):
     """OpenVINO's CPU plugin on the model converted from PyTorch
     (openvino.convert_model), INFERENCE_PRECISION_HINT = `precision`: what
     users pick on Intel CPUs (bf16 on AMX / AVX512-BF16 hosts)."""
-    try:
-        import openvino as ov
-    except ImportError:
-        raise Skip("openvino not installed (pip install openvino)")
+    _require_openvino()
+    import openvino as ov
     t = time.perf_counter()
-    core = ov.Core()
     try:
         converted = ov.convert_model(model, example_input=tuple(inputs))
     except Exception:  # noqa: BLE001 - its TorchScript path fails on GPT-2 (prim::Constant)
         converted = ov.convert_model(torch.export.export(model, tuple(inputs)))
-    compiled = core.compile_model(converted, "CPU", {"INFERENCE_PRECISION_HINT": precision,
-                                                      "INFERENCE_NUM_THREADS": threads,
-                                                      "PERFORMANCE_HINT": "LATENCY"})
-    request = compiled.create_infer_request()
-    feed = [x.numpy() for x in inputs]
-    compile_s = time.perf_counter() - t
-
-    def run():
-        request.infer(feed)
-        return torch.from_numpy(request.get_output_tensor(0).data.copy())
-    return run, {"compile_cold_s": compile_s}
+    return _openvino_runner(converted, inputs, threads, precision, t)
 
 
 def _bf16(system):
@@ -206,6 +248,8 @@ def _bf16(system):
 
 SYSTEMS = {"eager": eager, "inductor": inductor, "onnxruntime": onnxruntime, "iree": iree,
            "openvino": openvino, "cuvil": cuvil,
+           # The ONNX file onnxruntime runs, through Cuvil's ONNX front end and OpenVINO's.
+           "cuvil-onnx": cuvil_onnx, "openvino-onnx": openvino_onnx,
            # bf16: PyTorch and Inductor on the bf16 model; OpenVINO and Cuvil
            # on the fp32 model, asked to compute in bf16.
            "eager-bf16": _bf16(eager), "inductor-bf16": _bf16(inductor),

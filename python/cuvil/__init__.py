@@ -22,7 +22,8 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
 
 
 def export(model, example_inputs, out_dir, target="host"):
-    """Ahead-of-time export to a folder usable from C (see cuvil.aot)."""
+    """Ahead-of-time export of a torch.nn.Module or an ONNX model to a
+    folder usable from C (see cuvil.aot)."""
     from .aot import export as _export
     return _export(model, example_inputs, out_dir, target=target)
 

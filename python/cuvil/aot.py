@@ -1,6 +1,7 @@
 """Ahead-of-time export: a folder that runs the model from C, no Python.
 
     cuvil.export(model, example_inputs, "out/")                 # host: libmodel.so
+    cuvil.export("model.onnx", example_inputs, "out/")          # an ONNX model alike
     cuvil.export(model, example_inputs, "out/", target="aarch64-linux-gnu")  # model.o
 
 The folder holds the compiled code with a small generated C wrapper
@@ -17,7 +18,7 @@ import numpy as np
 
 from . import artifact, pipeline, tools
 
-_C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t", "i8": "int8_t",
+_C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t", "i16": "int16_t", "i8": "int8_t",
             "f16": "uint16_t", "bf16": "uint16_t", "i1": "bool"}   # 16-bit floats as their bits
 
 
@@ -79,7 +80,9 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
     lines.append("static const struct { const char *name; uint64_t offset; int rank; int64_t shape[MAX_RANK]; } "
                  "weight_table[] = {")
     for name, off, shape, _ in table:
-        lines.append(f'  {{"{name}", {off}ULL, {len(shape)}, {{{", ".join(map(str, shape)) or "0"}}}}},')
+        # A C string literal of the name (ONNX initializer names may hold quotes or backslashes).
+        literal = json.dumps(name, ensure_ascii=False)
+        lines.append(f'  {{{literal}, {off}ULL, {len(shape)}, {{{", ".join(map(str, shape)) or "0"}}}}},')
     lines.append("};")
     # Packed (prepack outputs) shapes.
     lines.append("static const struct { int rank; int64_t shape[MAX_RANK]; uint64_t bytes; } packed_table[] = {")
@@ -215,15 +218,21 @@ The library needs only libc and libm. Target: {target}.
 
 
 def export(model, example_inputs, out_dir, target: str = "host"):
-    """Compiles `model` for `example_inputs` and writes an AOT artifact folder."""
+    """Compiles `model` (a torch.nn.Module, or an ONNX model: a path or an
+    onnx.ModelProto) for `example_inputs` and writes an AOT artifact folder."""
     from .compiler import CompiledModule
+    from .compiler_onnx import CompiledOnnxModule, is_onnx_model
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     # A cross build's kernels may not use the host's x86 features (the bf16
     # dot products are x86 intrinsics).
-    compiled = CompiledModule(model, tuple(example_inputs), num_threads=1, use_cache=False,
-                              target_features=None if target == "host" else ())
+    options = dict(num_threads=1, use_cache=False, target_features=None if target == "host" else ())
+    if is_onnx_model(model):
+        # The C API has static shapes: symbolic dims take the example's sizes.
+        compiled: CompiledModule = CompiledOnnxModule(model, tuple(example_inputs), dynamic_dims={}, **options)
+    else:
+        compiled = CompiledModule(model, tuple(example_inputs), **options)
     sig = compiled.last_signature
     table, blob_bytes = _write_weights(out / "weights.bin", list(sig.weights), sig.weights)
     (out / "model.h").write_text(_header(sig))

@@ -2,12 +2,16 @@
 
     cuvil --version
     cuvil compile model.py:make_model --input 1x128xi64 [--input ...] -o out/
+    cuvil compile model.onnx [--input 1x128xi64 ...] -o out/
     cuvil profile model.py:make_model --input 1x128xi64 [--runs 20] [--threads N] [--json F]
+    cuvil profile model.onnx [--input ...]
     cuvil cache info [--json] | cuvil cache clear [--older-than DAYS]
 
 `compile` imports the module file, calls the factory for a torch.nn.Module,
 makes random inputs of the given shapes/dtypes, compiles, checks the result
-against eager, and writes to `-o` the library (model.so), the IR of every
+against eager (an ONNX model: against onnxruntime when it is installed; its
+inputs' shapes and dtypes come from the model, --input gives those it leaves
+symbolic), and writes to `-o` the library (model.so), the IR of every
 stage (model.<stage>.mlir, model.ll), report.json and replay.sh, which
 rebuilds every stage after model.torch.mlir with the command-line tools.
 `profile` compiles with kernel timers, checks against eager, and prints the
@@ -28,7 +32,7 @@ from pathlib import Path
 from ._version import LLVM_VERSION, __version__
 
 _DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-           "i64": "int64", "i32": "int32", "i8": "int8", "i1": "bool"}
+           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}
 
 
 def parse_input_spec(spec: str):
@@ -67,7 +71,76 @@ def _random_input(shape, dtype):
     dt = getattr(torch, dtype)
     if dt.is_floating_point:
         return torch.randn(shape, dtype=dt)
-    return torch.randint(0, 100, shape, dtype=dt)
+    return torch.randint(0, 2 if dt == torch.bool else 100, shape, dtype=dt)
+
+
+def _is_onnx(ref: str) -> bool:
+    return ref.endswith(".onnx") or (Path(ref).is_file() and not ref.endswith(".py") and ":" not in ref)
+
+
+class _Subject:
+    """What a command compiles: a factory's torch.nn.Module, or an ONNX
+    file; its random inputs; and the reference it is checked against."""
+
+    def __init__(self, args):
+        self.onnx = _is_onnx(args.model)
+        if self.onnx:
+            from .importer_onnx import OnnxModel
+            self.model = OnnxModel(args.model)
+            self.name = self.model.name
+            specs = args.input or [None] * len(self.model.inputs)
+            if len(specs) != len(self.model.inputs):
+                raise SystemExit(f"cuvil: {args.model} takes {len(self.model.inputs)} input(s), "
+                                 f"got {len(specs)} --input")
+            self.inputs = tuple(_random_input(*_onnx_input_shape(v, spec)) for v, spec in zip(self.model.inputs, specs))
+        else:
+            if not args.input:
+                raise SystemExit("cuvil: a PyTorch model needs its inputs' shapes: --input 1x128xi64 (per input)")
+            self.model = _load_factory(args.model)()
+            self.name = type(self.model).__name__
+            self.inputs = tuple(_random_input(*s) for s in args.input)
+        self.reference_name = "onnxruntime" if self.onnx else "eager"
+
+    def compile(self, **options):
+        from .compiler import CompiledModule
+        from .compiler_onnx import CompiledOnnxModule
+        cls = CompiledOnnxModule if self.onnx else CompiledModule
+        return cls(self.model, self.inputs, **options)
+
+    def reference(self):
+        """The reference outputs (torch tensors), or None (onnxruntime missing)."""
+        import torch
+        if not self.onnx:
+            with torch.no_grad():
+                return self.model(*self.inputs)
+        try:
+            import onnxruntime
+        except ImportError:
+            return None
+        session = onnxruntime.InferenceSession(self.model.original(), providers=["CPUExecutionProvider"])
+        feeds = {v.name: x.numpy() for v, x in zip(self.model.inputs, self.inputs)}
+        return tuple(torch.from_numpy(o) for o in session.run(None, feeds))
+
+
+def _onnx_input_shape(value, spec):
+    """(shape, dtype) of an ONNX input: --input where given, else the model's dims."""
+    if spec is not None:
+        shape, dtype = spec
+        if dtype != value.dtype:
+            raise SystemExit(f"cuvil: input {value.name!r} is {value.dtype}, not {dtype} (--input)")
+        return shape, dtype
+    if value.dims is None:
+        raise SystemExit(f"cuvil: input {value.name!r} has no shape in the model: give it, e.g. "
+                         f"--input 1x16x{_DTYPE_CODES.get(value.dtype, value.dtype)} (one --input per input)")
+    if not all(isinstance(d, int) for d in value.dims):
+        dims = "x".join(str(d) if isinstance(d, int) else "N" for d in value.dims)
+        raise SystemExit(f"cuvil: input {value.name!r} has symbolic dims {list(value.dims)}: give its shape, "
+                         f"e.g. --input {dims}x{_DTYPE_CODES.get(value.dtype, value.dtype)} (one --input per input)")
+    return tuple(value.dims), value.dtype
+
+
+_DTYPE_CODES = {v: k for k, v in {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
+                                  "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}.items()}
 
 
 class _EagerComparison:
@@ -84,16 +157,20 @@ class _EagerComparison:
         self.bound = atol + rtol * scale
         self.ok = self.error <= self.bound   # False for NaN
 
-    def complaint(self, written: str = "") -> str:
-        return (f"cuvil: max |cuvil - eager| = {self.error:.3e} exceeds the tolerance {self.bound:.3e} "
-                f"(--atol + --rtol * max|eager|){written}; rerun with -v for the stage log, or with "
+    def complaint(self, written: str = "", reference: str = "eager") -> str:
+        return (f"cuvil: max |cuvil - {reference}| = {self.error:.3e} exceeds the tolerance {self.bound:.3e} "
+                f"(--atol + --rtol * max|{reference}|){written}; rerun with -v for the stage log, or with "
                 f"larger --rtol/--atol if this model's numerics allow it")
 
 
-def _compare_with_eager(fast, model, inputs, args) -> _EagerComparison:
+def _compare_with_reference(fast, subject, args):
+    """The comparison with eager / onnxruntime, or None when there is no reference."""
     import torch
+    want = subject.reference()
+    if want is None:
+        return None
     with torch.no_grad():
-        got, want = fast(*inputs), model(*inputs)
+        got = fast(*subject.inputs)
     rtol = args.rtol if args.rtol is not None else _DEFAULT_RTOL[args.precision]
     return _EagerComparison(got, want, rtol, args.atol)
 
@@ -103,21 +180,34 @@ def _compare_with_eager(fast, model, inputs, args) -> _EagerComparison:
 _DEFAULT_RTOL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 5e-3}
 
 
+def _check_fields(check, subject) -> dict:
+    """The report's comparison fields (a missing reference: says so)."""
+    if check is None:
+        return {"reference": None, "note": "onnxruntime is not installed: the result was not checked"}
+    return {f"max_abs_error_vs_{subject.reference_name}": check.error, "tolerance": check.bound,
+            "within_tolerance": check.ok}
+
+
+def _check_summary(check, subject) -> str:
+    if check is None:
+        return "not checked: onnxruntime is not installed"
+    return f"max |cuvil - {subject.reference_name}| = {check.error:.2e}"
+
+
 def cmd_compile(args) -> int:
     import cuvil
-    from .compiler import STAGES, CompiledModule
+    from .compiler import STAGES
 
-    model = _load_factory(args.model)()
-    inputs = tuple(_random_input(*s) for s in args.input)
+    subject = _Subject(args)
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
         # Not from the cache: every stage runs, so that its IR can be written.
-        fast = CompiledModule(model, inputs, use_cache=False, precision=args.precision)
+        fast = subject.compile(use_cache=False, precision=args.precision)
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    check = _compare_with_eager(fast, model, inputs, args)
+    check = _compare_with_reference(fast, subject, args)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for stage in STAGES:
@@ -127,15 +217,13 @@ def cmd_compile(args) -> int:
     replay.write_text(fast.pipeline.replay_script())
     replay.chmod(0o755)
     shutil.copy2(fast.library_path, out / "model.so")
-    report = {"stats": fast.stats, "max_abs_error_vs_eager": check.error,
-              "tolerance": check.bound, "within_tolerance": check.ok,
-              "inputs": [list(s) + [d] for s, d in args.input]}
+    report = {"stats": fast.stats, **_check_fields(check, subject),
+              "inputs": [list(x.shape) + [str(x.dtype).removeprefix("torch.")] for x in subject.inputs]}
     (out / "report.json").write_text(json.dumps(report, indent=2))
-    print(f"compiled {type(model).__name__} -> {out}/model.so  "
-          f"(max |cuvil - eager| = {check.error:.2e}; stages: "
+    print(f"compiled {subject.name} -> {out}/model.so  ({_check_summary(check, subject)}; stages: "
           + ", ".join(f"{k} {v:.2f}s" for k, v in fast.stats.items() if k != "cache_hit") + ")")
-    if not check.ok:
-        print(check.complaint(f"; the library and IR are in {out}"), file=sys.stderr)
+    if check is not None and not check.ok:
+        print(check.complaint(f"; the library and IR are in {out}", subject.reference_name), file=sys.stderr)
         return 1
     return 0
 
@@ -145,27 +233,24 @@ def cmd_profile(args) -> int:
 
     import cuvil
 
-    model = _load_factory(args.model)()
-    inputs = tuple(_random_input(*s) for s in args.input)
+    subject = _Subject(args)
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
-        fast = cuvil.compile(model, example_inputs=inputs, num_threads=args.threads, profile=True,
-                             precision=args.precision)
-        check = _compare_with_eager(fast, model, inputs, args)
+        fast = subject.compile(num_threads=args.threads, profile=True, precision=args.precision)
+        check = _compare_with_reference(fast, subject, args)
         with torch.no_grad():
-            profile = fast.profile(*inputs, runs=args.runs)
+            profile = fast.profile(*subject.inputs, runs=args.runs)
     except cuvil.CuvilError as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    print(f"{type(model).__name__}: {profile.runs} runs, max |cuvil - eager| = {check.error:.2e}")
+    print(f"{subject.name}: {profile.runs} runs, {_check_summary(check, subject)}")
     print(profile.table(top=args.top))
     if args.json:
-        report = dict(json.loads(profile.to_json()), max_abs_error_vs_eager=check.error,
-                      tolerance=check.bound, within_tolerance=check.ok)
+        report = dict(json.loads(profile.to_json()), **_check_fields(check, subject))
         Path(args.json).write_text(json.dumps(report, indent=2))
-    if not check.ok:
-        print(check.complaint(), file=sys.stderr)
+    if check is not None and not check.ok:
+        print(check.complaint("", subject.reference_name), file=sys.stderr)
         return 1
     return 0
 
@@ -189,9 +274,10 @@ def cmd_cache(args) -> int:
 
 
 def _model_and_inputs_args(p):
-    p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module")
-    p.add_argument("--input", action="append", type=parse_input_spec, required=True,
-                   help="input shape and dtype, e.g. 1x128xi64 (repeat per input)")
+    p.add_argument("model", help="FILE.py:FACTORY returning a torch.nn.Module, or MODEL.onnx")
+    p.add_argument("--input", action="append", type=parse_input_spec,
+                   help="input shape and dtype, e.g. 1x128xi64 (repeat per input; an ONNX model's "
+                        "inputs default to its own static shapes)")
     p.add_argument("--precision", choices=sorted(_DEFAULT_RTOL), default="fp32",
                    help="operand type of matmuls and convolutions (f32 accumulation; default fp32)")
     p.add_argument("--rtol", type=float, default=None,
@@ -202,11 +288,11 @@ def _model_and_inputs_args(p):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="cuvil", description="Cuvil: PyTorch -> native code")
+    parser = argparse.ArgumentParser(prog="cuvil", description="Cuvil: PyTorch and ONNX models -> native code")
     parser.add_argument("--version", action="version",
                         version=f"cuvil {__version__} (MLIR/LLVM {LLVM_VERSION})")
     sub = parser.add_subparsers(dest="command")
-    comp = sub.add_parser("compile", help="compile a model built by a factory function")
+    comp = sub.add_parser("compile", help="compile a model (a factory function's, or an ONNX file)")
     _model_and_inputs_args(comp)
     comp.add_argument("-o", "--output", required=True, help="output folder")
     prof = sub.add_parser("profile", help="time each kernel of a compiled model")

@@ -110,7 +110,7 @@ class CompiledOnnxModule(CompiledModule):
         tensors = []
         for a in args:
             if isinstance(a, (np.ndarray, np.generic)):
-                a = np.ascontiguousarray(a)
+                a = np.asarray(a, order="C")   # (np.ascontiguousarray makes rank 0 rank 1)
                 a = torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16) if a.dtype.name == "bfloat16" \
                     else torch.from_numpy(a)
             tensors.append(a)
@@ -125,6 +125,8 @@ class CompiledOnnxModule(CompiledModule):
             dtype = str(a.dtype).removeprefix("torch.")
             if dtype != spec.dtype:
                 raise TypeError(f"input {spec.name!r} has dtype {dtype}; the model takes {spec.dtype}")
+            if spec.dims is None:   # any shape: each is compiled for itself
+                continue
             if a.dim() != len(spec.dims):
                 raise ValueError(f"input {spec.name!r} has rank {a.dim()} (shape {tuple(a.shape)}); "
                                  f"the model takes rank {len(spec.dims)} {_shape(spec.dims)}")

@@ -24,6 +24,9 @@ class UnsupportedOpError(CuvilError):
             msg += f"\n  reproduce with: {reproducer}"
         super().__init__(msg)
 
+    def __reduce__(self):   # pickles with its fields (errors cross from cuvil.isolation's child)
+        return type(self), (self.op, self.location, self.stage, self.detail, self.reproducer)
+
 
 class CompileError(CuvilError):
     """A compile stage failed on IR that Cuvil produced or was given."""
@@ -33,7 +36,11 @@ class CompileError(CuvilError):
         text = f"{stage} failed: {message}"
         if reproducer:
             text += f"\n  reproduce with: {reproducer}"
+        self.message = message
         super().__init__(text)
+
+    def __reduce__(self):
+        return type(self), (self.stage, self.message, self.reproducer)
 
 
 class TransformError(CuvilError):

@@ -15,7 +15,7 @@ import numpy as np
 ALIGNMENT = 64
 
 _NP_DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
-              "i32": np.int32, "i8": np.int8, "i1": np.bool_,
+              "i32": np.int32, "i16": np.int16, "i8": np.int8, "i1": np.bool_,
               # numpy has no bfloat16: its arrays hold the bits (torch views them back).
               "bf16": np.int16}
 

@@ -15,7 +15,6 @@ import dataclasses
 import operator
 import os
 import re
-import shutil
 import time
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
@@ -46,7 +45,8 @@ def _reproducer(graph=None) -> str:
         return ""
     from .diagnostics import save_reproducer
     path = save_reproducer(module, "torch")
-    tool = shutil.which("torch-mlir-opt") or "torch-mlir-opt"
+    from .tools import torch_mlir_opt
+    tool = torch_mlir_opt()
     return f"{tool} {path} --pass-pipeline='{_LAST_TORCH_IR['pipeline']}'"
 
 

@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from . import isolation
 from .errors import CompileError, UnsupportedOpError
 from .pipeline import ONNX_TO_TORCH_BACKEND, TO_LINALG, module_pipeline
 
@@ -66,8 +67,11 @@ def _numpy_dtype(elem_type: int):
     return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
 
 
-def _dims(value_info) -> List[Any]:
-    """int sizes, dim_param names, None for an unknown size."""
+def _dims(value_info) -> Optional[List[Any]]:
+    """int sizes, dim_param names, None for an unknown size; None for an
+    unknown rank (no shape at all)."""
+    if not value_info.type.tensor_type.HasField("shape"):
+        return None
     dims: List[Any] = []
     for d in value_info.type.tensor_type.shape.dim:
         if d.HasField("dim_value"):
@@ -84,7 +88,7 @@ class ValueSpec:
     """A graph input or output: its name, torch dtype and dims."""
     name: str
     dtype: str
-    dims: Tuple[Any, ...]
+    dims: Optional[Tuple[Any, ...]]    # None: rank unknown
 
 
 class OnnxModel:
@@ -95,11 +99,15 @@ class OnnxModel:
 
     def __init__(self, source, name: Optional[str] = None):
         import onnx
+        self.path: Optional[Path] = None
+        self._proto_given: Optional[Any] = None
         if isinstance(source, onnx.ModelProto):
             proto, base_dir = copy.deepcopy(source), Path.cwd()
             default_name = source.graph.name or "onnx_model"
+            self._proto_given = source
         else:
             path = Path(os.fspath(source))
+            self.path = path
             if not path.is_file():
                 raise FileNotFoundError(f"cuvil: no ONNX model at {path}")
             try:
@@ -115,9 +123,9 @@ class OnnxModel:
         _name_nodes(graph)
         self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
         initialized = {t.name for t in graph.initializer}
-        self.inputs = [ValueSpec(v.name, _torch_dtype(v), tuple(_dims(v)))
+        self.inputs = [ValueSpec(v.name, _torch_dtype(v), _tuple(_dims(v)))
                        for v in graph.input if v.name not in initialized]
-        self.outputs = [ValueSpec(v.name, _torch_dtype(v), tuple(_dims(v))) for v in graph.output]
+        self.outputs = [ValueSpec(v.name, _torch_dtype(v), _tuple(_dims(v))) for v in graph.output]
         # Inputs with an initializer (old exporters' defaults): constants.
         for v in [v for v in graph.input if v.name in initialized]:
             graph.input.remove(v)
@@ -126,6 +134,11 @@ class OnnxModel:
         self.proto = proto
         self.digest = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
         self._tensors: Optional[Dict[str, Any]] = None
+
+    def original(self):
+        """The model as given: its file's path, or the ModelProto's bytes
+        (what onnxruntime.InferenceSession takes)."""
+        return str(self.path) if self.path is not None else self._proto_given.SerializeToString()
 
     # -- what a compile asks -------------------------------------------------
     def weight_tensors(self) -> Dict[str, Any]:
@@ -138,22 +151,26 @@ class OnnxModel:
     def dynamic_dims(self) -> Dict[int, Dict[int, str]]:
         """{input: {dim: name}} for the symbolic dims one build can serve:
         every output size must follow from the inputs' (else {})."""
-        dynamic = {i: {d: str(s) for d, s in enumerate(v.dims) if not isinstance(s, int)}
+        if any(v.dims is None or None in v.dims for v in self.inputs):
+            log.info("cuvil: %s has inputs of unknown rank or size: compiling each input shape", self.name)
+            return {}
+        dynamic = {i: {d: str(s) for d, s in enumerate(v.dims or ()) if not isinstance(s, int)}
                    for i, v in enumerate(self.inputs)}
         dynamic = {i: dims for i, dims in dynamic.items() if dims}
         if not dynamic:
             return {}
-        if any(None in v.dims for v in self.inputs):
-            log.info("cuvil: %s has input dims of unknown size: compiling each input shape", self.name)
-            return {}
         names = {s for dims in dynamic.values() for s in dims.values()}
         for out in _inferred_outputs(self.proto):
-            for d in out.dims:
+            for d in (out.dims if out.dims is not None else [None]):
                 if not isinstance(d, int) and _expression(d, names) is None:
                     log.info("cuvil: %s: the size %r of output %r does not follow from the input "
                              "sizes: compiling each input shape", self.name, d, out.name)
                     return {}
         return dynamic
+
+
+def _tuple(dims) -> Optional[tuple]:
+    return None if dims is None else tuple(dims)
 
 
 def _identifier(name: str) -> str:
@@ -185,7 +202,7 @@ def _take_weights(graph) -> Dict[str, Any]:
     """Removes the initializers that become weight arguments from `graph`
     (and makes them graph inputs); returns them by name."""
     from onnx import helper
-    pinned = set()
+    pinned: set = set()
     for node in graph.node:
         positions = IMMEDIATE_OPERANDS.get(node.op_type, set())
         pinned.update(name for i, name in enumerate(node.input) if i in positions)
@@ -232,13 +249,18 @@ def _tensor(init, base_dir: Path):
     import torch
     from onnx import numpy_helper
     dtype, shape = _numpy_dtype(init.data_type), tuple(init.dims)
+    array: np.ndarray
     if init.data_location == 1:   # EXTERNAL
         info = {e.key: e.value for e in init.external_data}
         path = base_dir / info["location"]
         if not path.is_file():
             raise CompileError("import", f"the data of weight {init.name!r} is in {path}, which does not exist "
                                          f"(external data is looked up beside the model file)")
-        array = np.memmap(path, dtype=dtype, mode="c", offset=int(info.get("offset", 0)), shape=shape)
+        try:
+            array = np.memmap(path, dtype=dtype, mode="c", offset=int(info.get("offset", 0)), shape=shape)
+        except ValueError as err:   # the file is shorter than the tensor
+            raise CompileError("import", f"cannot map the data of weight {init.name!r} from {path}: {err} "
+                                         f"(a truncated or foreign external-data file?)") from None
     elif init.raw_data:
         array = np.frombuffer(init.raw_data, dtype=dtype).reshape(shape).copy()
     else:
@@ -257,7 +279,7 @@ def _inferred_outputs(proto) -> List[ValueSpec]:
     """The graph's outputs with ONNX's inferred shapes."""
     import onnx
     inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
-    return [ValueSpec(v.name, "", tuple(_dims(v))) for v in inferred.graph.output]
+    return [ValueSpec(v.name, "", _tuple(_dims(v))) for v in inferred.graph.output]
 
 
 def _expression(dim, names) -> Optional[str]:
@@ -286,15 +308,33 @@ ONNX_PIPELINE = module_pipeline(ONNX_TO_TORCH_BACKEND)
 LINALG_PIPELINE = module_pipeline(TO_LINALG)
 
 
+#: ONNX ops defined by an ONNX function that torch-mlir has no conversion
+#: for (Attention, FlexAttention, CausalConvWithState, Swish), or one that
+#: fails on some forms (NegativeLogLikelihoodLoss with weights or reductions
+#: it cannot lower) or computes wrong (SpaceToDepth's CRD mode): the importer
+#: expands them into their function bodies, ops it converts. (The ONNX
+#: conformance run finds them: the op's case fails, its `_expanded` twin
+#: passes. torch-mlir's own list is kept: MeanVarianceNormalization.)
+EXPANDED_FUNCTIONS = {"Attention", "FlexAttention", "CausalConvWithState", "Swish",
+                      "NegativeLogLikelihoodLoss", "SpaceToDepth"}
+
+
+def _importer_config(onnx_importer):
+    config = onnx_importer.Config()
+    allow = config.function_expansion_allowlists_by_domain
+    config.function_expansion_allowlists_by_domain = {**allow, "": set(allow.get("", ())) | EXPANDED_FUNCTIONS}
+    return config
+
+
 def specialized(model: OnnxModel, shapes: List[tuple]):
     """A copy of the model's graph whose inputs have these static shapes."""
     proto = copy.deepcopy(model.proto)
     by_name = {v.name: v for v in proto.graph.input}
     for spec, shape in zip(model.inputs, shapes):
-        dims = by_name[spec.name].type.tensor_type.shape.dim
-        for d, size in zip(dims, shape):
-            d.ClearField("dim_param")
-            d.dim_value = int(size)
+        tensor_type = by_name[spec.name].type.tensor_type
+        tensor_type.shape.ClearField("dim")
+        for size in shape:
+            tensor_type.shape.dim.add().dim_value = int(size)
     return proto
 
 
@@ -322,7 +362,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     torch_d.register_dialect(ctx)
     t1 = time.perf_counter()
     try:
-        info = onnx_importer.ModelInfo(proto)
+        info = onnx_importer.ModelInfo(proto, config=_importer_config(onnx_importer))
         module = info.create_module(context=ctx).operation
         node_importer = onnx_importer.NodeImporter.define_function(info.main_graph, module)
         node_importer.import_all()
@@ -340,32 +380,55 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     timings["import_torch"] = time.perf_counter() - t1
 
     explain = _OnnxErrors(model, nodes)
-    t1 = time.perf_counter()
-    importer._run_pipeline(module, ONNX_PIPELINE, "onnx-to-torch", explain=explain)
-    timings["torch_backend"] = time.perf_counter() - t1
-    t1 = time.perf_counter()
-    importer._run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", explain=explain)
-    timings["to_linalg"] = time.perf_counter() - t1
-    bad = importer.non_upstream_ops(module)
-    if bad:
-        name, loc = bad[0]
-        raise explain.unsupported(name, loc, "upstream-dialect-check",
-                                  f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
-    text = module.get_asm()
+    names = {str(d) for v in model.inputs for d in (v.dims or ()) if not isinstance(d, int)} if shapes is None else set()
+
+    def lower():
+        """Both torch-mlir pipelines and what is read from their result."""
+        ctx.enable_multithreading(False)   # a fork has none of the parent's pool threads
+        t1 = time.perf_counter()
+        importer._run_pipeline(module, ONNX_PIPELINE, "onnx-to-torch", explain=explain)
+        t2 = time.perf_counter()
+        importer._run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", explain=explain)
+        t3 = time.perf_counter()
+        bad = importer.non_upstream_ops(module)
+        if bad:
+            name, loc = bad[0]
+            raise explain.unsupported(name, loc, "upstream-dialect-check",
+                                      f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
+        return (module.get_asm(), _output_dims(module, proto, names), dict(importer._LAST_TORCH_IR),
+                {"torch_backend": t2 - t1, "to_linalg": t3 - t2})
+
+    # torch-mlir's passes can crash on graphs they do not expect (a SIGFPE,
+    # a segfault): they run in a forked child, and a crash is an error here.
+    onnx_ir = module.get_asm(enable_debug_info=True)
+    importer._LAST_TORCH_IR.update(text=onnx_ir, pipeline=ONNX_PIPELINE)
+    try:
+        text, output_dims, last_torch_ir, pipeline_timings = isolation.run(lower)
+    except isolation.Crashed as crash:
+        from .diagnostics import save_reproducer
+        from .tools import torch_mlir_opt
+        path = save_reproducer(onnx_ir, "torch")
+        both = module_pipeline(ONNX_TO_TORCH_BACKEND + TO_LINALG)
+        raise CompileError("onnx-to-torch", f"torch-mlir crashed ({crash.signal_name}) lowering {model.name} "
+                                            f"to linalg: a torch-mlir bug on this graph; Cuvil cannot compile it",
+                           reproducer=f"{torch_mlir_opt()} {path} --pass-pipeline='{both}'") from None
+    importer._LAST_TORCH_IR.update(last_torch_ir)
+    timings.update(pipeline_timings)
     timings["total"] = time.perf_counter() - t0
 
     weights = model.weight_tensors()
-    args = [dict(name=v.name, kind="user_input", shape=list(s if s is not None else "?" for s in v.dims),
-                 dtype=v.dtype) for v in model.inputs]
+    # Each input's sizes: the shapes compiled for, or the model's dims (all
+    # known: an input of unknown rank or size is compiled per shape).
+    given: List[Any] = list(shapes) if shapes else [v.dims for v in model.inputs]
+    input_dims = [[d if isinstance(d, int) else str(d) for d in dims] for dims in given]
+    args = [dict(name=v.name, kind="user_input", shape=dims, dtype=v.dtype) for v, dims in zip(model.inputs, input_dims)]
     args += [dict(name=n, kind="parameter", shape=list(weights[n].shape), dtype=str(weights[n].dtype),
                   bytes=weights[n].numel() * weights[n].element_size()) for n in weight_names]
-    inferred = {v.name: v for v in _inferred_outputs(proto)}
     manifest = dict(func="main", args=args, outputs=[dict(kind="user_output", name=v.name, target=None)
                                                      for v in model.outputs],
                     out_spec=None, inlined_constants=[],
-                    input_dims=[list(d if isinstance(d, int) else str(d) for d in (shape or v.dims))
-                                for v, shape in zip(model.inputs, shapes or [None] * n_inputs)],
-                    output_dims=[list(inferred[v.name].dims) for v in model.outputs],
+                    input_dims=input_dims,
+                    output_dims=output_dims,
                     output_slots=[["tensor"] for _ in model.outputs],
                     output_dtypes=[v.dtype for v in model.outputs])
     from torch.utils import _pytree as pytree
@@ -373,6 +436,38 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     return importer.ImportResult(text=text, manifest=manifest, timings=timings,
                                  _arg_tensors=[None] * n_inputs + [weights[n] for n in weight_names],
                                  out_spec=out_spec)
+
+
+def _output_dims(module, proto, names) -> List[List[Any]]:
+    """Each output's sizes: the lowered function's static ones, and for its
+    dynamic ones the expression of the input dims' `names` that ONNX shape
+    inference gives (the caller allocates outputs before the call)."""
+    from torch_mlir import ir
+    func = next(op.operation for op in module.regions[0].blocks[0].operations
+                if op.operation.name == "func.func")
+    results = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results
+    dims = []
+    for value, type_ in zip(proto.graph.output, results):
+        t = ir.RankedTensorType(type_)
+        inferred = _dims(value)
+        sizes: List[Any] = []
+        for d in range(t.rank):
+            if not t.is_dynamic_dim(d):
+                sizes.append(t.get_dim_size(d))
+                continue
+            guess = inferred[d] if inferred is not None and d < len(inferred) else None
+            if isinstance(guess, int):   # ONNX knows it (e.g. a Split's sizes from a constant)
+                sizes.append(guess)
+                continue
+            expr = _expression(guess, names) if isinstance(guess, str) else None
+            if expr is None:
+                raise CompileError("import", f"the size of dim {d} of output {value.name!r} depends on the "
+                                             f"values of the inputs, not only their sizes (ONNX infers "
+                                             f"{guess if guess is not None else 'nothing'} there): Cuvil "
+                                             f"allocates outputs before the call and cannot compile this model")
+            sizes.append(expr)
+        dims.append(sizes)
+    return dims
 
 
 class _OnnxErrors:

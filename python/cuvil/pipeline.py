@@ -244,12 +244,11 @@ class Tools:
     @classmethod
     def installed(cls) -> "Tools":
         import os
-        import shutil
 
         from . import tools
         pkg = Path(__file__).absolute().parent
         return cls(cuvil_opt=str(tools.cuvil_opt()),
-                   torch_mlir_opt=shutil.which("torch-mlir-opt") or "torch-mlir-opt",
+                   torch_mlir_opt=tools.torch_mlir_opt(),
                    mlir_translate=str(tools.mlir_bin("mlir-translate")), opt=str(tools.llvm_bin("opt")),
                    llc=str(tools.llvm_bin("llc")), cc=os.environ.get("CC", "cc"),
                    runtime_support=str(pkg / "runtime_support.c"),

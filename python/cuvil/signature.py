@@ -10,7 +10,7 @@ from . import execution
 
 # Element types Cuvil takes at its boundary, MLIR name -> torch dtype name.
 MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
-                 "i32": "int32", "i8": "int8", "i1": "bool"}
+                 "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}
 # Torch dtypes a call takes: uint8 crosses as i8 (same bits; torch-mlir's ops
 # know it is unsigned from the model's types).
 INPUT_DTYPES = set(MLIR_TO_TORCH.values()) | {"uint8"}
@@ -117,7 +117,11 @@ class CallContract:
     def output_shapes(self, arrays) -> Optional[list]:
         """Concrete output shapes for these inputs, when some are symbolic."""
         if all(isinstance(d, int) for dims in self.output_dims for d in dims):
-            return None
+            # All known; the library's own types may still leave some open
+            # (ONNX shape inference knew sizes the lowering did not).
+            if not self.main_specs or all(None not in s.shape for s in self.main_specs[1]):
+                return None
+            return [tuple(dims) for dims in self.output_dims]
         import sympy
         env = {}
         for dims, array in zip(self.input_dims, arrays):

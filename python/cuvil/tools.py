@@ -28,6 +28,17 @@ def cuvil_opt() -> Path:
     return _PKG / "_bin" / "cuvil-opt"
 
 
+def torch_mlir_opt() -> str:
+    """torch-mlir's opt tool: on PATH, else beside this Python (a virtualenv's
+    bin/, also when it is not activated), else its bare name."""
+    import shutil
+    found = shutil.which("torch-mlir-opt")
+    if found:
+        return found
+    sibling = Path(sys.executable).parent / "torch-mlir-opt"
+    return str(sibling) if sibling.exists() else "torch-mlir-opt"
+
+
 def llvm_bin(tool: str) -> Path:
     return _wheel_dir("llvm") / "bin" / tool
 

@@ -206,3 +206,65 @@ def test_not_an_onnx_file(tmp_path):
         cuvil.compile(bad)
     with pytest.raises(FileNotFoundError, match="no ONNX model at"):
         cuvil.compile(tmp_path / "missing.onnx")
+
+
+def test_aot_export_of_an_onnx_model_runs_from_c(tmp_path, block_onnx):
+    """cuvil.export takes the ONNX file as it takes a module: its symbolic
+    batch takes the example's size (the C API has static shapes)."""
+    from test_aot import _build_driver, _run_from_c
+    x = rng.standard_normal((3, 16, 64), dtype=np.float32)
+    out = cuvil.export(block_onnx, (x,), tmp_path / "artifact")
+    assert "input 0: float[3][16][64]" in (out / "model.h").read_text()
+    _build_driver(out, tmp_path / "run_model_io")
+    want = reference(block_onnx, {"src": x})
+    (got,) = _run_from_c(tmp_path / "run_model_io", out, (torch.from_numpy(x),), [torch.from_numpy(want[0])],
+                         tmp_path)
+    assert relative_error(got, want[0]) <= 1e-4
+
+
+def test_cli_compiles_and_profiles_an_onnx_file_against_onnxruntime(tmp_path, block_onnx, capsys):
+    import json
+
+    from cuvil import cli
+    with pytest.raises(SystemExit, match=r"input 'src' has symbolic dims .* --input Nx16x64xf32"):
+        cli.main(["compile", str(block_onnx), "-o", str(tmp_path / "out")])
+    assert cli.main(["compile", str(block_onnx), "--input", "2x16x64xf32", "-o", str(tmp_path / "out")]) == 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["within_tolerance"] and report["max_abs_error_vs_onnxruntime"] < 1e-4
+    assert (tmp_path / "out" / "model.so").is_file() and (tmp_path / "out" / "model.torch.mlir").is_file()
+    assert cli.main(["profile", str(block_onnx), "--input", "2x16x64xf32", "--runs", "2"]) == 0
+    assert "max |cuvil - onnxruntime|" in capsys.readouterr().out
+
+
+def test_a_crash_inside_torch_mlir_is_an_error_not_the_end_of_the_process():
+    """torch-mlir's ONNX lowering divides by zero on a Reshape with
+    allowzero and a shape computed at run time (SIGFPE): its passes run in a
+    forked child, so the caller gets a CompileError with a reproducer."""
+    data = helper.make_tensor_value_info("data", TensorProto.FLOAT, [0, 3, 4])
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [3])
+    out = helper.make_tensor_value_info("reshaped", TensorProto.FLOAT, [3, 4, 0])
+    node = helper.make_node("Reshape", ["data", "shape"], ["reshaped"], allowzero=1)
+    model = helper.make_model(helper.make_graph([node], "g", [data, shape], [out]),
+                              opset_imports=[helper.make_opsetid("", 14)])
+    with pytest.raises(cuvil.CompileError, match=r"torch-mlir crashed \(SIG(FPE|SEGV)\)") as info:
+        cuvil.compile(model)(np.zeros((0, 3, 4), np.float32), np.array([3, 4, 0]))
+    assert "torch-onnx-to-torch-backend-pipeline" in info.value.reproducer
+    assert os.path.isfile(info.value.reproducer.split()[1])
+
+
+def test_scalar_and_int16_inputs_and_unknown_ranks():
+    """Rank-0 inputs stay rank 0; int16 crosses the boundary; an input with
+    no shape in the model is compiled for each shape it is called with."""
+    a = helper.make_tensor_value_info("a", TensorProto.INT16, [])
+    b = helper.make_tensor_value_info("b", TensorProto.INT16, None)   # rank unknown
+    s = helper.make_tensor_value_info("s", TensorProto.INT16, None)
+    model = helper.make_model(helper.make_graph([helper.make_node("Add", ["a", "b"], ["s"])], "g", [a, b], [s]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    fast = cuvil.compile(model)
+    for shape in ((3,), (2, 5)):
+        x = np.int16(7)
+        y = rng.integers(-100, 100, shape).astype(np.int16)
+        got = fast(np.asarray(x), y)
+        assert got.dtype == np.int16 and got.shape == shape
+        np.testing.assert_array_equal(got, y + x)
+    assert fast.num_signatures == 2

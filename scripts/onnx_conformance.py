@@ -1,0 +1,304 @@
+"""ONNX's own node test cases (onnx.backend.test.case.node, ~1,900 small
+models with numpy-computed outputs) through cuvil.compile.
+
+    python scripts/onnx_conformance.py                 # all cases -> conformance/onnx/
+    python scripts/onnx_conformance.py --jobs 2        # two worker processes
+    python scripts/onnx_conformance.py -k gemm         # cases whose name contains "gemm"; prints, writes nothing
+
+Each case compiles in a worker process (a crash or a hang costs one case,
+not the run), runs on every data set, and is compared with the case's own
+tolerances (np.testing.assert_allclose(rtol, atol) as ONNX's backend tests
+do; shapes and dtypes exactly). Outcomes:
+
+  pass         every output matches
+  wrong        it ran, an output differs (value, shape or dtype)
+  unmapped     torch-mlir's ONNX conversion has no pattern for the node (the op,
+               or this form of it: attributes, types)
+  unsupported  Cuvil refused it by name (a type or op it cannot take)
+  error        any other failure (the message is kept)
+  crash        the worker died (signal) or took more than --timeout seconds
+
+The full run writes conformance/onnx/results.json (per case) and README.md
+(the rates, the table per op, the failures by reason), which are kept in
+the repository; test_onnx_conformance.py reruns a fixed sample of them.
+"""
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "conformance" / "onnx"
+
+
+def all_cases():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the case generators divide by zero on purpose
+        from onnx.backend.test.case.node import collect_testcases
+        return {c.name: c for c in collect_testcases(None)}
+
+
+def op_of(case, names) -> str:
+    """The op a case tests: its node's type, or its unexpanded sibling's."""
+    base = re.sub(r"_expanded(_ver\d+)?$", "", case.name)
+    if base != case.name and base in names:
+        return op_of(names[base], names)
+    nodes = case.model.graph.node
+    return nodes[0].op_type if len(nodes) == 1 else (nodes[-1].op_type if nodes else "?")
+
+
+def _compare(got, want, rtol, atol) -> str:
+    import numpy as np
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype}, expected {want.dtype}"
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    if want.dtype.kind in "fc":
+        ok = np.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        ok = np.array_equal(got, want)
+    if ok:
+        return ""
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    return f"max |diff| {np.nanmax(diff):.3g} (rtol {rtol}, atol {atol})"
+
+
+def _array(value):
+    """A data set's value as numpy (some are TensorProtos: bf16, float8 ...)."""
+    import numpy as np
+    import onnx
+    if isinstance(value, onnx.TensorProto):
+        from onnx import numpy_helper
+        return numpy_helper.to_array(value)
+    return np.asarray(value)
+
+
+def run_case(case) -> dict:
+    """Compiles and runs one case; its outcome and a short detail."""
+    import cuvil
+    try:
+        fast = cuvil.compile(case.model)
+        for inputs, outputs in case.data_sets:
+            outputs = [_array(o) for o in outputs]
+            got = fast(*[_array(i) for i in inputs])
+            got = got if isinstance(got, tuple) else (got,)
+            if len(got) != len(outputs):
+                return dict(status="wrong", detail=f"{len(got)} outputs, expected {len(outputs)}")
+            for i, (g, w) in enumerate(zip(got, outputs)):
+                why = _compare(g, w, case.rtol, case.atol)
+                if why:
+                    return dict(status="wrong", detail=f"output {i}: {why}")
+        return dict(status="pass", detail="")
+    except cuvil.UnsupportedOpError as err:
+        # An `onnx.*` operator torch-mlir left as it was (no pattern matched
+        # it) fails to legalize in one of the two pipelines.
+        unmapped = "'torch.operator'" in err.detail
+        return dict(status="unmapped" if unmapped else "unsupported", detail=_first_line(str(err)))
+    except Exception as err:   # noqa: BLE001 - every failure is an outcome here
+        return dict(status="error", detail=f"{type(err).__name__}: {_first_line(str(err))}")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:300] if text.strip() else ""
+
+
+def worker() -> int:
+    """Reads case names on stdin; for each prints 'start NAME', then its result as JSON."""
+    cases = all_cases()
+    for line in sys.stdin:
+        name = line.strip()
+        print(f"start {name}", flush=True)
+        result = run_case(cases[name])
+        print(json.dumps(dict(result, name=name)), flush=True)
+    return 0
+
+
+class Worker:
+    """A worker process; restarted after a crash or a timeout. Its lines are
+    read by a thread into a queue (select() on a buffered pipe misses lines
+    already read into the buffer)."""
+
+    def __init__(self, env):
+        self.env = env
+        self.proc = None
+        self.lines = None
+
+    def _start(self):
+        import queue
+        import threading
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     env=self.env, bufsize=1)
+        self.lines = queue.Queue()
+
+        def pump(stream, lines):
+            for line in stream:
+                lines.put(line)
+            lines.put(None)   # the worker exited
+        threading.Thread(target=pump, args=(self.proc.stdout, self.lines), daemon=True).start()
+
+    def run(self, name: str, timeout: float) -> dict:
+        import queue
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.proc.stdin.write(name + "\n")
+        self.proc.stdin.flush()
+        wait = timeout + 60   # a fresh worker first imports torch and onnx
+        while True:
+            try:
+                line = self.lines.get(timeout=wait)
+            except queue.Empty:
+                self.proc.kill()
+                self.proc.wait()
+                return dict(status="crash", detail=f"timed out after {timeout:.0f} s")
+            if line is None:
+                code = self.proc.wait()
+                return dict(status="crash", detail=f"worker died (exit status {code})")
+            if line.startswith("start "):
+                wait = timeout
+                continue
+            result = json.loads(line)
+            result.pop("name", None)
+            return result
+
+
+def run_all(names, jobs: int, timeout: float) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+    cache = tempfile.mkdtemp(prefix="cuvil-onnx-conformance-")
+    env = dict(os.environ, CUVIL_CACHE_DIR=cache, CUVIL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    workers = [Worker(env) for _ in range(jobs)]
+    free = list(workers)
+    results: dict = {}
+    import threading
+    lock = threading.Lock()
+    t0 = time.time()
+
+    def one(name):
+        with lock:
+            w = free.pop()
+        try:
+            r = w.run(name, timeout)
+        finally:
+            with lock:
+                free.append(w)
+        with lock:
+            results[name] = r
+            if len(results) % 50 == 0 or len(results) == len(names):
+                counts = collections.Counter(v["status"] for v in results.values())
+                print(f"{len(results)}/{len(names)} in {time.time() - t0:.0f} s: {dict(counts)}", flush=True)
+        return r
+
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(one, names))
+    for w in workers:
+        if w.proc is not None and w.proc.poll() is None:
+            w.proc.stdin.close()
+            w.proc.wait()
+    import shutil
+    shutil.rmtree(cache, ignore_errors=True)
+    return results
+
+
+def summarize(results: dict, ops: dict) -> dict:
+    by_op = collections.defaultdict(collections.Counter)
+    for name, r in results.items():
+        by_op[ops[name]][r["status"]] += 1
+    total = collections.Counter(r["status"] for r in results.values())
+    converted = [r for r in results.values() if r["status"] != "unmapped"]
+    mapped_ops = {op for op, c in by_op.items() if sum(c.values()) > c["unmapped"]}
+    of_mapped_ops = [r for n, r in results.items() if ops[n] in mapped_ops]
+    passed = lambda rs: sum(r["status"] == "pass" for r in rs)   # noqa: E731
+    return dict(cases=len(results), counts=dict(total),
+                pass_rate_all=passed(results.values()) / max(len(results), 1),
+                pass_rate_converted=passed(converted) / max(len(converted), 1),
+                converted_cases=len(converted),
+                pass_rate_mapped_ops=passed(of_mapped_ops) / max(len(of_mapped_ops), 1),
+                mapped_op_cases=len(of_mapped_ops), ops=len(by_op), mapped_ops=len(mapped_ops),
+                by_op={op: dict(c) for op, c in sorted(by_op.items())})
+
+
+def _reason(detail: str) -> str:
+    """A failure's message with its case-specific parts (names, numbers) blurred."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", detail)
+    text = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", text)
+    return text[:160]
+
+
+def write_report(results: dict, ops: dict, summary: dict, meta: dict) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "results.json").write_text(json.dumps(dict(meta=meta, summary=summary, cases={
+        n: dict(results[n], op=ops[n]) for n in sorted(results)}), indent=1) + "\n")
+    s = summary
+    lines = [
+        "# ONNX node conformance", "",
+        f"ONNX's node test cases (onnx {meta['onnx']}, `onnx.backend.test.case.node`) through",
+        "`cuvil.compile`, each checked against its numpy-computed outputs with its own tolerances.",
+        f"Written by `python scripts/onnx_conformance.py` ({meta['date']}, {meta['seconds']:.0f} s, host: {meta['host']});",
+        "`test/pytest/test_onnx_conformance.py` reruns a fixed sample in CI.", "",
+        "| | cases | pass | rate |", "|---|---|---|---|",
+        f"| all cases | {s['cases']} | {s['counts'].get('pass', 0)} | {100 * s['pass_rate_all']:.1f}% |",
+        f"| cases torch-mlir converts (not `unmapped`) | {s['converted_cases']} | {s['counts'].get('pass', 0)} | "
+        f"{100 * s['pass_rate_converted']:.1f}% |",
+        f"| cases of the {s['mapped_ops']} ops (of {s['ops']}) with a converted case | {s['mapped_op_cases']} | "
+        f"{s['counts'].get('pass', 0)} | {100 * s['pass_rate_mapped_ops']:.1f}% |", "",
+        "Outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["counts"].items())) + ".",
+        "(see the script's docstring for what each means)", "",
+        "## Failures by reason", "",
+    ]
+    reasons = collections.defaultdict(list)
+    for n, r in sorted(results.items()):
+        if r["status"] != "pass":
+            reasons[(r["status"], _reason(r["detail"]))].append(n)
+    for (status, reason), names in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
+        shown = ", ".join(f"`{n}`" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        lines.append(f"- **{status}** ({len(names)}): {reason or '(no message)'} — {shown}")
+    lines += ["", "## Per op", "", "| op | cases | pass | wrong | unmapped | unsupported | error | crash |",
+              "|---|---|---|---|---|---|---|---|"]
+    for op, c in s["by_op"].items():
+        lines.append(f"| {op} | {sum(c.values())} | " + " | ".join(
+            str(c.get(k, 0)) for k in ("pass", "wrong", "unmapped", "unsupported", "error", "crash")) + " |")
+    (OUT / "README.md").write_text("\n".join(lines) + "\n")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("-k", default="", help="only cases whose name contains this (nothing is written)")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=180.0, help="seconds per case")
+    args = p.parse_args(argv)
+    if args.worker:
+        return worker()
+    cases = all_cases()
+    ops = {n: op_of(c, cases) for n, c in cases.items()}
+    names = sorted(n for n in cases if args.k in n)
+    t0 = time.time()
+    results = run_all(names, args.jobs, args.timeout)
+    summary = summarize(results, {n: ops[n] for n in results})
+    if args.k:
+        for n in names:
+            print(f"{results[n]['status']:<12} {n}  {results[n]['detail']}")
+        print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
+        return 0
+    import platform
+
+    import onnx
+    host = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+                platform.processor())
+    meta = dict(onnx=onnx.__version__, date=time.strftime("%Y-%m-%d"), seconds=time.time() - t0, host=host)
+    write_report(results, ops, summary, meta)
+    print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
