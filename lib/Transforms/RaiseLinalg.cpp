@@ -38,6 +38,42 @@ bool hasDefaultMaps(OpTy op) {
   return maps == OpTy::getDefaultIndexingMaps(op.getContext());
 }
 
+/// The rank-2 tensor that `v` broadcasts along its leading (batch) dims,
+/// or null. torch-mlir lowers a batched activation times a 2-D weight (ONNX's
+/// MatMul of [B, M, K] and [K, N]) as a batch_matmul of the weight broadcast
+/// to [B, K, N]; cuvil.matmul takes the 2-D weight as it is, so the weight
+/// stays a weight (packed once) instead of a per-call batch operand.
+Value broadcastSource(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() < 3)
+    return {};
+  int64_t lead = type.getRank() - 2;
+  if (auto bcast = v.getDefiningOp<linalg::BroadcastOp>()) {
+    ArrayRef<int64_t> dims = bcast.getDimensions();
+    bool leading = static_cast<int64_t>(dims.size()) == lead;
+    for (int64_t i = 0; leading && i < lead; ++i)
+      leading = dims[i] == i;
+    return leading ? bcast.getInput() : Value();
+  }
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return {};
+  Block &body = generic.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield.getNumOperands() != 1 || yield.getOperand(0) != body.getArgument(0))
+    return {};
+  Value input = generic.getDpsInputs()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  MLIRContext *ctx = v.getContext();
+  int64_t rank = type.getRank();
+  AffineMap trailing = AffineMap::get(rank, 0, {getAffineDimExpr(rank - 2, ctx), getAffineDimExpr(rank - 1, ctx)}, ctx);
+  if (!inputType || inputType.getRank() != 2 || maps[0] != trailing || !maps[1].isIdentity())
+    return {};
+  return input;
+}
+
 template <typename OpTy>
 struct RaiseContraction : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -53,6 +89,8 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
         getElementTypeOrSelf(rhs.getType()) != elementType)
       return rewriter.notifyMatchFailure(op, "operands and result differ in element type");
     bool transposeB = false;
+    if (Value weight = broadcastSource(rhs))
+      rhs = weight;
     // rhs = transpose(W) with the last two dims swapped -> read W directly.
     if (auto t = rhs.getDefiningOp<linalg::TransposeOp>()) {
       ArrayRef<int64_t> perm = t.getPermutation();

@@ -356,6 +356,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     except Exception as err:   # onnx's InferenceError for an inconsistent graph
         raise CompileError("import", f"ONNX shape inference failed on {model.name}: {err}") from None
     nodes = {n.name: n for n in proto.graph.node}
+    _refuse_what_torch_mlir_computes_wrong(proto, model)
     timings = {"shape_inference": time.perf_counter() - t0}
 
     ctx = ir.Context()
@@ -368,6 +369,9 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
         node_importer.import_all()
     except onnx_importer.OnnxImportError as err:
         raise CompileError("import", f"torch-mlir's ONNX importer cannot take {model.name}: {err}") from None
+    except Exception as err:   # its own bugs (e.g. a TypeError expanding a function): named, not a traceback
+        raise CompileError("import", f"torch-mlir's ONNX importer failed on {model.name}: "
+                                     f"{type(err).__name__}: {err}") from None
     weight_names = list(model.weights)
     n_inputs = len(model.inputs)
     func = next(op.operation for op in module.regions[0].blocks[0].operations
@@ -436,6 +440,46 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     return importer.ImportResult(text=text, manifest=manifest, timings=timings,
                                  _arg_tensors=[None] * n_inputs + [weights[n] for n in weight_names],
                                  out_spec=out_spec)
+
+
+def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
+    """Node forms torch-mlir's ONNX conversion gets wrong silently (found by
+    the conformance run): refused by name rather than computed wrong."""
+    types = {v.name: v.type.tensor_type for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]}
+    types.update({t.name: None for t in proto.graph.initializer})
+    consts = {t.name: t for t in proto.graph.initializer}
+
+    def rank(name):
+        t = types.get(name)
+        if name in consts:
+            return len(consts[name].dims)
+        return len(t.shape.dim) if t is not None and t.HasField("shape") else None
+
+    def size(name):
+        if name in consts:
+            return int(np.prod(consts[name].dims, dtype=np.int64))
+        t = types.get(name)
+        if t is None or not t.HasField("shape") or not all(d.HasField("dim_value") for d in t.shape.dim):
+            return None
+        return int(np.prod([d.dim_value for d in t.shape.dim], dtype=np.int64))
+
+    def elem(name):
+        if name in consts:
+            return consts[name].data_type
+        t = types.get(name)
+        return t.elem_type if t is not None else 0
+
+    for node in proto.graph.node:
+        why = ""
+        if node.op_type == "QLinearMatMul" and any((rank(node.input[i]) or 0) > 2 for i in (0, 3)):
+            why = "torch-mlir's conversion of a batched (rank > 2) QLinearMatMul computes wrong results"
+        elif node.op_type == "DequantizeLinear" and len(node.input) > 2 and node.input[2] \
+                and elem(node.input[2]) == 2 and (size(node.input[2]) or 2) > 1:
+            why = ("torch-mlir reads a per-axis uint8 zero point as signed int8 (wrong results); "
+                   "quantize per axis to int8 (onnxruntime: QuantType.QInt8 weights) or per tensor")
+        if why:
+            raise UnsupportedOpError(f"ONNX {node.op_type} (node {node.name!r}, opset {model.opset})",
+                                     f"node {node.name!r} of {model.name}", "import", why)
 
 
 def _output_dims(module, proto, names) -> List[List[Any]]:

@@ -268,3 +268,23 @@ def test_scalar_and_int16_inputs_and_unknown_ranks():
         assert got.dtype == np.int16 and got.shape == shape
         np.testing.assert_array_equal(got, y + x)
     assert fast.num_signatures == 2
+
+
+def test_forms_torch_mlir_computes_wrong_are_refused_by_name():
+    """A per-axis uint8 zero point (torch-mlir reads it as int8: 1280 off in
+    the conformance case) is refused; per tensor it computes right."""
+    x = helper.make_tensor_value_info("x", TensorProto.UINT8, [4, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])
+    xx = rng.integers(0, 255, (4, 3)).astype(np.uint8)
+
+    def model(zero_point, **attrs):
+        inits = [onnx.numpy_helper.from_array(np.array([2.0, 4.0, 5.0][:zero_point.size], np.float32)
+                                              .reshape(zero_point.shape), "s"),
+                 onnx.numpy_helper.from_array(zero_point, "z")]
+        node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], **attrs)
+        return helper.make_model(helper.make_graph([node], "g", [x], [y], inits),
+                                 opset_imports=[helper.make_opsetid("", 19)])
+    with pytest.raises(cuvil.UnsupportedOpError, match="per-axis uint8 zero point"):
+        cuvil.compile(model(np.array([84, 24, 196], np.uint8), axis=1))(xx)
+    per_tensor = model(np.array(196, np.uint8))
+    np.testing.assert_array_equal(cuvil.compile(per_tensor)(xx), reference(per_tensor, {"x": xx})[0])

@@ -93,3 +93,44 @@ func.func @widening_matmul_stays(%x: tensor<8x64xi32>, %w: tensor<64x16xi32>) ->
   %m = linalg.matmul ins(%x, %w : tensor<8x64xi32>, tensor<64x16xi32>) outs(%f : tensor<8x16xi64>) -> tensor<8x16xi64>
   return %m : tensor<8x16xi64>
 }
+
+// -----
+
+// ONNX's MatMul of a batched activation and a 2-D weight, as torch-mlir
+// lowers it: the weight broadcast to the batch, then batch_matmul. Raised
+// to cuvil.matmul of the 2-D weight itself (a weight that is packed once).
+// CHECK-LABEL: func.func @batched_times_broadcast_weight
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x128x64xf32>, %[[W:.*]]: tensor<64x32xf32>)
+// CHECK-NEXT:    %[[R:.*]] = cuvil.matmul %[[X]], %[[W]] : tensor<2x128x64xf32>, tensor<64x32xf32> -> tensor<2x128x32xf32>
+// CHECK-NEXT:    return %[[R]]
+#lead = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @batched_times_broadcast_weight(%x: tensor<2x128x64xf32>, %w: tensor<64x32xf32>) -> tensor<2x128x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<2x64x32xf32>
+  %b = linalg.generic {indexing_maps = [#lead, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w : tensor<64x32xf32>) outs(%e : tensor<2x64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x64x32xf32>
+  %o = tensor.empty() : tensor<2x128x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<2x128x32xf32>) -> tensor<2x128x32xf32>
+  %m = linalg.batch_matmul ins(%x, %b : tensor<2x128x64xf32>, tensor<2x64x32xf32>) outs(%f : tensor<2x128x32xf32>) -> tensor<2x128x32xf32>
+  return %m : tensor<2x128x32xf32>
+}
+
+// -----
+
+// The named form of that broadcast, too.
+// CHECK-LABEL: func.func @batched_times_named_broadcast
+// CHECK:         cuvil.matmul %{{.*}}, %{{.*}} : tensor<2x128x64xf32>, tensor<64x32xf32> -> tensor<2x128x32xf32>
+// CHECK-NOT:     linalg.batch_matmul
+func.func @batched_times_named_broadcast(%x: tensor<2x128x64xf32>, %w: tensor<64x32xf32>) -> tensor<2x128x32xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<2x64x32xf32>
+  %b = linalg.broadcast ins(%w : tensor<64x32xf32>) outs(%e : tensor<2x64x32xf32>) dimensions = [0]
+  %o = tensor.empty() : tensor<2x128x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%o : tensor<2x128x32xf32>) -> tensor<2x128x32xf32>
+  %m = linalg.batch_matmul ins(%x, %b : tensor<2x128x64xf32>, tensor<2x64x32xf32>) outs(%f : tensor<2x128x32xf32>) -> tensor<2x128x32xf32>
+  return %m : tensor<2x128x32xf32>
+}
