@@ -20,9 +20,9 @@ def _model_and_inputs(name: str):
     if name == "resnet18":
         return ResNet18().eval(), (torch.randn(1, 3, 224, 224),)
     if name == "bert-base":
-        return LastHidden(bert()), (torch.randint(0, 30522, (1, 128)),)
+        return LastHidden(bert()).eval(), (torch.randint(0, 30522, (1, 128)),)
     if name == "gpt2-small":
-        return LastHidden(gpt2()), (torch.randint(0, 50257, (1, 128)),)
+        return LastHidden(gpt2()).eval(), (torch.randint(0, 50257, (1, 128)),)
     raise ValueError(f"unknown workload {name!r}")
 
 

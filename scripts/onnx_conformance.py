@@ -114,12 +114,16 @@ def _first_line(text: str) -> str:
 
 def worker() -> int:
     """Reads case names on stdin; for each prints 'start NAME', then its result as JSON."""
+    # The protocol goes out on a private copy of stdout; fd 1 itself goes to
+    # stderr, so that whatever a case prints (Python or C++) cannot break it.
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
     cases = all_cases()
     for line in sys.stdin:
         name = line.strip()
-        print(f"start {name}", flush=True)
+        print(f"start {name}", file=protocol, flush=True)
         result = run_case(cases[name])
-        print(json.dumps(dict(result, name=name)), flush=True)
+        print(json.dumps(dict(result, name=name)), file=protocol, flush=True)
     return 0
 
 

@@ -26,6 +26,17 @@ _C_TYPES = {"f32": "float", "f64": "double", "i64": "int64_t", "i32": "int32_t",
 _BITS_OF = {"bf16": " (bfloat16)", "f16": " (IEEE half)"}
 
 
+def _c_string(text: str) -> str:
+    """A C string literal of `text` (ONNX initializer names may hold quotes,
+    backslashes or control characters): octal escapes for every byte
+    outside printable ASCII."""
+    out = []
+    for byte in text.encode():
+        ch = chr(byte)
+        out.append("\\" + ch if ch in '"\\' else ch if 32 <= byte < 127 and ch != "?" else f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def _align(n: int, a: int = 64) -> int:
     return (n + a - 1) // a * a
 
@@ -80,8 +91,7 @@ def _wrapper_source(sig, table, blob_bytes) -> str:
     lines.append("static const struct { const char *name; uint64_t offset; int rank; int64_t shape[MAX_RANK]; } "
                  "weight_table[] = {")
     for name, off, shape, _ in table:
-        # A C string literal of the name (ONNX initializer names may hold quotes or backslashes).
-        literal = json.dumps(name, ensure_ascii=False)
+        literal = _c_string(name)
         lines.append(f'  {{{literal}, {off}ULL, {len(shape)}, {{{", ".join(map(str, shape)) or "0"}}}}},')
     lines.append("};")
     # Packed (prepack outputs) shapes.

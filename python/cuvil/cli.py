@@ -32,7 +32,7 @@ from pathlib import Path
 from ._version import LLVM_VERSION, __version__
 
 _DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}
+           "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "bool"}
 
 
 def parse_input_spec(spec: str):
@@ -139,8 +139,7 @@ def _onnx_input_shape(value, spec):
     return tuple(value.dims), value.dtype
 
 
-_DTYPE_CODES = {v: k for k, v in {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "f64": "float64",
-                                  "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "i1": "bool"}.items()}
+_DTYPE_CODES = {v: k for k, v in _DTYPES.items()}
 
 
 class _EagerComparison:
@@ -198,16 +197,16 @@ def cmd_compile(args) -> int:
     import cuvil
     from .compiler import STAGES
 
-    subject = _Subject(args)
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
+        subject = _Subject(args)
         # Not from the cache: every stage runs, so that its IR can be written.
         fast = subject.compile(use_cache=False, precision=args.precision)
-    except cuvil.CuvilError as err:
+        check = _compare_with_reference(fast, subject, args)
+    except (cuvil.CuvilError, FileNotFoundError) as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
-    check = _compare_with_reference(fast, subject, args)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     for stage in STAGES:
@@ -233,15 +232,15 @@ def cmd_profile(args) -> int:
 
     import cuvil
 
-    subject = _Subject(args)
     if args.verbose:
         cuvil.set_log_level("DEBUG")
     try:
+        subject = _Subject(args)
         fast = subject.compile(num_threads=args.threads, profile=True, precision=args.precision)
         check = _compare_with_reference(fast, subject, args)
         with torch.no_grad():
             profile = fast.profile(*subject.inputs, runs=args.runs)
-    except cuvil.CuvilError as err:
+    except (cuvil.CuvilError, FileNotFoundError) as err:
         print(f"cuvil: {err}", file=sys.stderr)
         return 1
     print(f"{subject.name}: {profile.runs} runs, {_check_summary(check, subject)}")

@@ -20,7 +20,7 @@ from .importer_onnx import OnnxModel
 def is_onnx_model(model) -> bool:
     """A path (str / os.PathLike) or an onnx.ModelProto, without importing onnx."""
     import os
-    if isinstance(model, (str, os.PathLike)):
+    if isinstance(model, (str, os.PathLike, OnnxModel)):
         return True
     cls = type(model)
     return cls.__name__ == "ModelProto" and cls.__module__.split(".")[0] in ("onnx", "google")
@@ -31,8 +31,14 @@ class CompiledOnnxModule(CompiledModule):
 
     def __init__(self, model, example_inputs=None, dynamic_dims="auto", **options):
         onnx_model = model if isinstance(model, OnnxModel) else OnnxModel(model)
-        # The model's symbolic dims, unless every input shape is to be built for itself.
-        dims = onnx_model.dynamic_dims() if dynamic_dims == "auto" else dynamic_dims
+        # The model's symbolic dims ("auto"), or none: every input shape built for itself ({}).
+        if dynamic_dims == "auto":
+            dims = onnx_model.dynamic_dims()
+        elif not dynamic_dims:
+            dims = {}
+        else:
+            raise ValueError("dynamic_dims: an ONNX model's dynamic dims are its symbolic dims (dim_param); "
+                             "pass dynamic_dims={} to compile each input shape for itself")
         super().__init__(onnx_model, None, dynamic_dims=dims, **options)
         if example_inputs is not None:
             self._signature_for(self._as_tensors(self._positional(tuple(example_inputs), {}))[0])
@@ -67,7 +73,7 @@ class CompiledOnnxModule(CompiledModule):
 
     def _structural_key(self, key, options) -> str:
         h = hashlib.sha256()
-        for part in ("onnx", self.model.digest, repr(key), *options):
+        for part in ("onnx", self.model.digest, repr(key), *options, *_import_code()):
             h.update(str(part).encode() + b"\0")
         return h.hexdigest()[:32]
 
@@ -134,6 +140,22 @@ class CompiledOnnxModule(CompiledModule):
                 if isinstance(want, int) and size != want:
                     raise ValueError(f"input {spec.name!r} dim {d} is {size}; the model takes "
                                      f"{_shape(spec.dims)}")
+
+
+def _import_code() -> tuple:
+    """What decides the imported IR besides the model: torch-mlir and onnx
+    (its shape inference sizes the outputs), and Cuvil's ONNX import rules."""
+    import importlib.metadata
+    from pathlib import Path
+    here = Path(__file__).parent
+    versions = []
+    for dist in ("torch-mlir", "onnx"):
+        try:
+            versions.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist}=?")
+    sources = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("importer_onnx.py", "importer_onnx_rewrites.py")))
+    return (*versions, sources.hexdigest())
 
 
 def _shape(dims) -> str:

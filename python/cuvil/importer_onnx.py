@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import isolation
-from .errors import CompileError, UnsupportedOpError
+from .errors import CompileError, CuvilError, UnsupportedOpError
 from .pipeline import ONNX_TO_TORCH_BACKEND, TO_LINALG, module_pipeline
 
 log = logging.getLogger("cuvil")
@@ -119,6 +119,12 @@ class OnnxModel:
             default_name = path.stem
         self.name = _identifier(name or default_name)
         self.base_dir = base_dir
+        if not proto.graph.output:
+            raise CompileError("import", f"{self.path or 'the ModelProto'} is not an ONNX model: its graph has "
+                                         f"no outputs (an empty or truncated file?)")
+        if proto.functions:   # model-local functions: torch-mlir converts only ONNX's own ops
+            from onnx import inliner
+            proto = inliner.inline_local_functions(proto)
         graph = proto.graph
         _name_nodes(graph)
         self.opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -130,7 +136,7 @@ class OnnxModel:
         for v in [v for v in graph.input if v.name in initialized]:
             graph.input.remove(v)
         self.weights = _take_weights(graph)   # {name: TensorProto holding where its data is}
-        _load_constants(graph, base_dir)
+        _load_constants(proto, base_dir)
         self.proto = proto
         self.digest = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
         self._tensors: Optional[Dict[str, Any]] = None
@@ -145,7 +151,10 @@ class OnnxModel:
         """The weights as torch tensors, by initializer name (made once: the
         same tensors on every call, so bound weights are not packed twice)."""
         if self._tensors is None:
-            self._tensors = {name: _tensor(t, self.base_dir) for name, t in self.weights.items()}
+            files: Dict[Path, np.memmap] = {}   # one map per external-data file (not one per tensor)
+            self._tensors = {name: _tensor(t, self.base_dir, files) for name, t in self.weights.items()}
+            for t in self.weights.values():   # the tensors own the data now
+                t.ClearField("raw_data")
         return self._tensors
 
     def dynamic_dims(self) -> Dict[int, Dict[int, str]]:
@@ -203,10 +212,11 @@ def _take_weights(graph) -> Dict[str, Any]:
     (and makes them graph inputs); returns them by name."""
     from onnx import helper
     pinned: set = set()
-    for node in graph.node:
+    nodes = list(_all_nodes(graph))   # If / Loop / Scan bodies read outer initializers too
+    for node in nodes:
         positions = IMMEDIATE_OPERANDS.get(node.op_type, set())
         pinned.update(name for i, name in enumerate(node.input) if i in positions)
-    used = {name for node in graph.node for name in node.input}
+    used = {name for node in nodes for name in node.input}
     taken: Dict[str, Any] = {}
     kept = []
     for init in graph.initializer:
@@ -223,19 +233,33 @@ def _take_weights(graph) -> Dict[str, Any]:
     return taken
 
 
-def _load_constants(graph, base_dir: Path) -> None:
-    """Reads the data of the initializers that stay constants (small ones a
-    model keeps in external data: ONNX writes every tensor there when asked to)."""
+def _all_nodes(graph):
+    """The graph's nodes and those of its subgraphs (If / Loop / Scan bodies)."""
+    from onnx import AttributeProto
+    for node in graph.node:
+        yield node
+        for attr in node.attribute:
+            if attr.type == AttributeProto.GRAPH:
+                yield from _all_nodes(attr.g)
+            elif attr.type == AttributeProto.GRAPHS:
+                for g in attr.graphs:
+                    yield from _all_nodes(g)
+
+
+def _load_constants(proto, base_dir: Path) -> None:
+    """Reads the data of the tensors that stay constants: initializers (also
+    of subgraphs) and Constant nodes a model keeps in external data (ONNX
+    writes every tensor over 1 KiB there when asked to)."""
     from onnx import external_data_helper
-    for init in graph.initializer:
-        if init.data_location == 1:
+    for tensor in external_data_helper._get_all_tensors(proto):
+        if tensor.data_location == 1:
             try:
-                external_data_helper.load_external_data_for_tensor(init, str(base_dir))
-            except OSError as err:
-                raise CompileError("import", f"cannot read the data of constant {init.name!r} "
+                external_data_helper.load_external_data_for_tensor(tensor, str(base_dir))
+            except Exception as err:   # OSError, onnx's ValidationError (a path outside the model's folder)
+                raise CompileError("import", f"cannot read the data of constant {tensor.name!r} "
                                              f"(external data, looked up in {base_dir}): {err}") from None
-            init.data_location = 0
-            del init.external_data[:]
+            tensor.data_location = 0  # type: ignore[assignment]  # DEFAULT (an int enum)
+            del tensor.external_data[:]
 
 
 def _nbytes(init) -> int:
@@ -243,24 +267,37 @@ def _nbytes(init) -> int:
         if init.data_type in _TORCH_DTYPES else 0
 
 
-def _tensor(init, base_dir: Path):
+def _tensor(init, base_dir: Path, files: Dict[Path, np.memmap]):
     """A torch tensor over an initializer's data: external data is
-    memory-mapped (copy-on-write), inline data copied out of the proto."""
+    memory-mapped (copy-on-write, one map per file), inline data copied out of the proto."""
     import torch
     from onnx import numpy_helper
     dtype, shape = _numpy_dtype(init.data_type), tuple(init.dims)
     array: np.ndarray
     if init.data_location == 1:   # EXTERNAL
         info = {e.key: e.value for e in init.external_data}
-        path = base_dir / info["location"]
-        if not path.is_file():
-            raise CompileError("import", f"the data of weight {init.name!r} is in {path}, which does not exist "
-                                         f"(external data is looked up beside the model file)")
+        location = Path(info.get("location", ""))
+        if not info.get("location") or location.is_absolute() or ".." in location.parts:
+            raise CompileError("import", f"weight {init.name!r} has external data at {str(location)!r}: ONNX "
+                                         f"requires a path relative to the model's folder, inside it")
+        path = base_dir / location
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        offset, length = int(info.get("offset", 0)), int(info.get("length", nbytes))
         try:
-            array = np.memmap(path, dtype=dtype, mode="c", offset=int(info.get("offset", 0)), shape=shape)
-        except ValueError as err:   # the file is shorter than the tensor
+            if path not in files:
+                files[path] = np.memmap(path, dtype=np.uint8, mode="c")
+            data = files[path]
+        except (OSError, ValueError) as err:
             raise CompileError("import", f"cannot map the data of weight {init.name!r} from {path}: {err} "
-                                         f"(a truncated or foreign external-data file?)") from None
+                                         f"(external data is looked up beside the model file)") from None
+        if length != nbytes or offset + nbytes > data.size:
+            raise CompileError("import", f"the external data of weight {init.name!r} ({path}, offset {offset}, "
+                                         f"length {length}) does not hold its {nbytes} bytes (a truncated or "
+                                         f"foreign file?)")
+        array = data[offset:offset + nbytes]
+        if (array.ctypes.data % dtype.itemsize) != 0:   # an offset the dtype cannot be read at
+            array = array.copy()
+        array = array.view(dtype).reshape(shape)
     elif init.raw_data:
         array = np.frombuffer(init.raw_data, dtype=dtype).reshape(shape).copy()
     else:
@@ -270,16 +307,25 @@ def _tensor(init, base_dir: Path):
     tensor = torch.from_numpy(array)
     if init.data_type == 16:
         tensor = tensor.view(torch.bfloat16)
-    elif init.data_type == 2:
-        tensor = tensor.to(torch.uint8) if tensor.dtype != torch.uint8 else tensor
     return tensor
 
 
 def _inferred_outputs(proto) -> List[ValueSpec]:
     """The graph's outputs with ONNX's inferred shapes."""
     import onnx
-    inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+    except Exception as err:   # onnx's InferenceError for an inconsistent graph
+        raise CompileError("import", f"ONNX shape inference failed: {err}") from None
     return [ValueSpec(v.name, "", _tuple(_dims(v))) for v in inferred.graph.output]
+
+
+def _in_symbols(expr: str, symbols: Dict[str, str]) -> str:
+    """A dim expression over the inputs' dim_params, over their safe symbols."""
+    if expr in symbols:
+        return symbols[expr]
+    import sympy
+    return str(sympy.sympify(expr, locals={n: sympy.Symbol(v) for n, v in symbols.items()}))
 
 
 def _expression(dim, names) -> Optional[str]:
@@ -294,7 +340,7 @@ def _expression(dim, names) -> Optional[str]:
         return None
     try:
         import sympy
-        sympy.sympify(dim, locals={n: sympy.Symbol(n) for n in tokens})
+        sympy.sympify(dim, locals={n: sympy.Symbol(n) for n in tokens})   # N, E, S: symbols, not sympy's
     except Exception:
         return None
     return dim
@@ -351,8 +397,11 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     t0 = time.perf_counter()
     proto = specialized(model, shapes) if shapes is not None else copy.deepcopy(model.proto)
     proto.graph.name = "main"
+    from . import importer_onnx_rewrites
     try:
         proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        if importer_onnx_rewrites.rewrite(proto):   # ops torch-mlir lacks, in ops it has
+            proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as err:   # onnx's InferenceError for an inconsistent graph
         raise CompileError("import", f"ONNX shape inference failed on {model.name}: {err}") from None
     nodes = {n.name: n for n in proto.graph.node}
@@ -385,6 +434,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
 
     explain = _OnnxErrors(model, nodes)
     names = {str(d) for v in model.inputs for d in (v.dims or ()) if not isinstance(d, int)} if shapes is None else set()
+    symbols = {name: f"d{i}" for i, name in enumerate(sorted(names))}
 
     def lower():
         """Both torch-mlir pipelines and what is read from their result."""
@@ -399,7 +449,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
             name, loc = bad[0]
             raise explain.unsupported(name, loc, "upstream-dialect-check",
                                       f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
-        return (module.get_asm(), _output_dims(module, proto, names), dict(importer._LAST_TORCH_IR),
+        return (module.get_asm(), _output_dims(module, proto, symbols), dict(importer._LAST_TORCH_IR),
                 {"torch_backend": t2 - t1, "to_linalg": t3 - t2})
 
     # torch-mlir's passes can crash on graphs they do not expect (a SIGFPE,
@@ -408,13 +458,20 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     importer._LAST_TORCH_IR.update(text=onnx_ir, pipeline=ONNX_PIPELINE)
     try:
         text, output_dims, last_torch_ir, pipeline_timings = isolation.run(lower)
-    except isolation.Crashed as crash:
+    except CuvilError:
+        raise
+    except Exception as err:   # a crash, or a failure outside the diagnostics (named, with a reproducer)
         from .diagnostics import save_reproducer
         from .tools import torch_mlir_opt
         path = save_reproducer(onnx_ir, "torch")
         both = module_pipeline(ONNX_TO_TORCH_BACKEND + TO_LINALG)
-        raise CompileError("onnx-to-torch", f"torch-mlir crashed ({crash.signal_name}) lowering {model.name} "
-                                            f"to linalg: a torch-mlir bug on this graph; Cuvil cannot compile it",
+        if isinstance(err, isolation.Crashed) and err.killed:
+            why = "the process lowering it was killed (SIGKILL: most often out of memory)"
+        elif isinstance(err, isolation.Crashed):
+            why = f"torch-mlir crashed ({err.signal_name}): a torch-mlir bug on this graph; Cuvil cannot compile it"
+        else:
+            why = f"{type(err).__name__}: {err}"
+        raise CompileError("onnx-to-torch", f"lowering {model.name} to linalg failed: {why}",
                            reproducer=f"{torch_mlir_opt()} {path} --pass-pipeline='{both}'") from None
     importer._LAST_TORCH_IR.update(last_torch_ir)
     timings.update(pipeline_timings)
@@ -422,9 +479,10 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
 
     weights = model.weight_tensors()
     # Each input's sizes: the shapes compiled for, or the model's dims (all
-    # known: an input of unknown rank or size is compiled per shape).
+    # known: an input of unknown rank or size is compiled per shape), the
+    # symbolic ones under safe names (sympy reads "N" or "E" as its own).
     given: List[Any] = list(shapes) if shapes else [v.dims for v in model.inputs]
-    input_dims = [[d if isinstance(d, int) else str(d) for d in dims] for dims in given]
+    input_dims = [[d if isinstance(d, int) else symbols[str(d)] for d in dims] for dims in given]
     args = [dict(name=v.name, kind="user_input", shape=dims, dtype=v.dtype) for v, dims in zip(model.inputs, input_dims)]
     args += [dict(name=n, kind="parameter", shape=list(weights[n].shape), dtype=str(weights[n].dtype),
                   bytes=weights[n].numel() * weights[n].element_size()) for n in weight_names]
@@ -444,7 +502,9 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
 
 def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
     """Node forms torch-mlir's ONNX conversion gets wrong silently (found by
-    the conformance run): refused by name rather than computed wrong."""
+    the conformance run), or lowers to what Cuvil cannot run (random
+    numbers): refused by name rather than computed wrong."""
+    from onnx import numpy_helper
     types = {v.name: v.type.tensor_type for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]}
     types.update({t.name: None for t in proto.graph.initializer})
     consts = {t.name: t for t in proto.graph.initializer}
@@ -477,15 +537,21 @@ def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
                 and elem(node.input[2]) == 2 and (size(node.input[2]) or 2) > 1:
             why = ("torch-mlir reads a per-axis uint8 zero point as signed int8 (wrong results); "
                    "quantize per axis to int8 (onnxruntime: QuantType.QInt8 weights) or per tensor")
+        elif node.op_type == "Dropout" and len(node.input) > 2 and node.input[2] and (
+                node.input[2] not in consts or bool(np.asarray(numpy_helper.to_array(consts[node.input[2]])).any())):
+            why = ("dropout in training mode draws random numbers: Cuvil has no generator state; export "
+                   "the model in eval mode (model.eval() before torch.onnx.export)")
         if why:
             raise UnsupportedOpError(f"ONNX {node.op_type} (node {node.name!r}, opset {model.opset})",
                                      f"node {node.name!r} of {model.name}", "import", why)
 
 
-def _output_dims(module, proto, names) -> List[List[Any]]:
+def _output_dims(module, proto, symbols: Dict[str, str]) -> List[List[Any]]:
     """Each output's sizes: the lowered function's static ones, and for its
-    dynamic ones the expression of the input dims' `names` that ONNX shape
-    inference gives (the caller allocates outputs before the call)."""
+    dynamic ones the expression of the input dims that ONNX shape inference
+    gives, written in their `symbols` (the caller allocates outputs before
+    the call)."""
+    names = set(symbols)
     from torch_mlir import ir
     func = next(op.operation for op in module.regions[0].blocks[0].operations
                 if op.operation.name == "func.func")
@@ -504,6 +570,8 @@ def _output_dims(module, proto, names) -> List[List[Any]]:
                 sizes.append(guess)
                 continue
             expr = _expression(guess, names) if isinstance(guess, str) else None
+            if expr is not None:
+                expr = _in_symbols(expr, symbols)
             if expr is None:
                 raise CompileError("import", f"the size of dim {d} of output {value.name!r} depends on the "
                                              f"values of the inputs, not only their sizes (ONNX infers "

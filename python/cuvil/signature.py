@@ -128,7 +128,9 @@ class CallContract:
             for d, size in zip(dims, array.shape):
                 if isinstance(d, str):
                     env[sympy.Symbol(d)] = size
-        return [tuple(d if isinstance(d, int) else int(sympy.sympify(d).subs(env)) for d in dims)
+        # The input dims' names are symbols (not sympy's own N, E, S ...).
+        names = {str(k): k for k in env}
+        return [tuple(d if isinstance(d, int) else int(sympy.sympify(d, locals=names).subs(env)) for d in dims)
                 for dims in self.output_dims]
 
 

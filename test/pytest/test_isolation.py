@@ -40,5 +40,19 @@ def test_an_exception_that_does_not_pickle_still_says_what_it_was():
 
     def fail():
         raise Local("no")
-    with pytest.raises(RuntimeError, match="Local: no"):
+    with pytest.raises(isolation.ChildError, match="Local: no"):
+        isolation.run(fail)
+
+
+class TwoArgs(Exception):
+    """Pickles (its args are the message) but does not unpickle (two arguments)."""
+
+    def __init__(self, a, b):
+        super().__init__(f"{a} {b}")
+
+
+def test_an_exception_that_pickles_but_does_not_unpickle():
+    def fail():
+        raise TwoArgs("x", "y")
+    with pytest.raises(isolation.ChildError, match="TwoArgs: x y"):
         isolation.run(fail)

@@ -288,3 +288,35 @@ def test_forms_torch_mlir_computes_wrong_are_refused_by_name():
         cuvil.compile(model(np.array([84, 24, 196], np.uint8), axis=1))(xx)
     per_tensor = model(np.array(196, np.uint8))
     np.testing.assert_array_equal(cuvil.compile(per_tensor)(xx), reference(per_tensor, {"x": xx})[0])
+
+
+def test_rms_normalization_is_written_in_ops_torch_mlir_converts():
+    """RMSNormalization (opset 23, LLM exports) has no torch-mlir conversion:
+    Cuvil rewrites it as the spec's function body, its axes made constants."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8, 64])
+    scale = onnx.numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "scale")
+    node = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], axis=-1, epsilon=1e-6)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], [scale]),
+                              opset_imports=[helper.make_opsetid("", 23)])
+    fast = cuvil.compile(model)
+    for batch in (1, 3):
+        xx = rng.standard_normal((batch, 8, 64), dtype=np.float32)
+        want = xx / np.sqrt((xx.astype(np.float64) ** 2).mean(-1, keepdims=True) + 1e-6) * onnx.numpy_helper.to_array(scale)
+        assert relative_error(fast(xx), want) <= 1e-5
+    assert fast.num_signatures == 1
+
+
+@pytest.mark.parametrize("name", ["N", "E", "batch size"])
+def test_symbolic_dims_named_like_sympy_constants_size_outputs_right(name):
+    """dim_params are names, never sympy's own (N is a function, E a
+    constant: an output sized by E would be 2 rows for 5 written)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [name, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [name, 4])
+    model = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    fast = cuvil.compile(model)
+    for rows in (5, 2):
+        xx = rng.standard_normal((rows, 4), dtype=np.float32)
+        np.testing.assert_array_equal(fast(xx), np.maximum(xx, 0))
+    assert fast.num_signatures == 1

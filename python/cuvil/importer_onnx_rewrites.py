@@ -1,0 +1,80 @@
+"""ONNX graph rewrites before torch-mlir's import: ops its ONNX conversion
+lacks, written in ops it has, exactly as the ONNX spec's function bodies
+define them, but with what the spec computes at run time from the input's
+shape (reduction axes) made constants from the inferred shape.
+
+    RMSNormalization (opset 23; LLM exports): torch-mlir has no conversion,
+    and ONNX's own function body computes its axes with Shape/Range at run
+    time, which torch-mlir cannot reduce over.
+"""
+from typing import Callable, Dict, List
+
+import numpy as np
+
+
+def _rank(proto, name: str):
+    for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]:
+        if v.name == name and v.type.tensor_type.HasField("shape"):
+            return len(v.type.tensor_type.shape.dim)
+    for t in proto.graph.initializer:
+        if t.name == name:
+            return len(t.dims)
+    return None
+
+
+def _elem_type(proto, name: str) -> int:
+    for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]:
+        if v.name == name:
+            return v.type.tensor_type.elem_type
+    return next((t.data_type for t in proto.graph.initializer if t.name == name), 0)
+
+
+def _rms_normalization(proto, node) -> List:
+    """Cast -> x*x -> ReduceMean(axis..rank-1) -> + eps -> Sqrt -> x / rms ->
+    Cast back -> * scale (ONNX's RMSNormalization-23 function body)."""
+    from onnx import TensorProto, helper, numpy_helper
+    rank = _rank(proto, node.input[0])
+    if rank is None:
+        return []
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    axis = int(attrs.get("axis", -1)) % rank
+    stash = int(attrs.get("stash_type", TensorProto.FLOAT))
+    out_type = _elem_type(proto, node.output[0]) or _elem_type(proto, node.input[0])
+    p = f"{node.name}__rms"
+    proto.graph.initializer.extend([
+        numpy_helper.from_array(np.arange(axis, rank, dtype=np.int64), f"{p}_axes"),
+        numpy_helper.from_array(np.array(attrs.get("epsilon", 1e-5), dtype=helper.tensor_dtype_to_np_dtype(stash)),
+                                f"{p}_eps")])
+    return [
+        helper.make_node("Cast", [node.input[0]], [f"{p}_x"], to=stash, name=f"{p}_cast"),
+        helper.make_node("Mul", [f"{p}_x", f"{p}_x"], [f"{p}_sq"], name=f"{p}_square"),
+        helper.make_node("ReduceMean", [f"{p}_sq", f"{p}_axes"], [f"{p}_mean"], keepdims=1, name=f"{p}_mean"),
+        helper.make_node("Add", [f"{p}_mean", f"{p}_eps"], [f"{p}_meps"], name=f"{p}_add_eps"),
+        helper.make_node("Sqrt", [f"{p}_meps"], [f"{p}_rms"], name=f"{p}_sqrt"),
+        helper.make_node("Div", [f"{p}_x", f"{p}_rms"], [f"{p}_norm"], name=f"{p}_normalize"),
+        helper.make_node("Cast", [f"{p}_norm"], [f"{p}_normt"], to=out_type, name=f"{p}_cast_back"),
+        helper.make_node("Mul", [f"{p}_normt", node.input[1]], [node.output[0]], name=node.name),
+    ]
+
+
+#: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
+REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization}
+
+
+def rewrite(proto) -> bool:
+    """Rewrites the graph's nodes in REWRITES (domain ai.onnx) in place;
+    whether anything changed (shape inference must then run again)."""
+    new_nodes: List = []
+    changed = False
+    for node in proto.graph.node:
+        rule = REWRITES.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        replacement = rule(proto, node) if rule is not None else []
+        if replacement:
+            new_nodes.extend(replacement)
+            changed = True
+        else:
+            new_nodes.append(node)
+    if changed:
+        del proto.graph.node[:]
+        proto.graph.node.extend(new_nodes)
+    return changed
