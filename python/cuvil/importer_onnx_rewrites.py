@@ -6,6 +6,8 @@ shape (reduction axes) made constants from the inferred shape.
     RMSNormalization (opset 23; LLM exports): torch-mlir has no conversion,
     and ONNX's own function body computes its axes with Shape/Range at run
     time, which torch-mlir cannot reduce over.
+
+And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
 from typing import Callable, Dict, List
 
@@ -57,8 +59,29 @@ def _rms_normalization(proto, node) -> List:
     ]
 
 
+def _conv_bias_as_add(proto, node) -> List:
+    """Conv(X, W, B) as Conv(X, W) + B: the bias then fuses with the
+    elementwise ops after the convolution (ReLU, a residual add) into one
+    pass, as the BatchNorm of a PyTorch graph does; as the convolution's
+    initial value it is a pass of its own (exporters fold BatchNorm into
+    the convolution's weights and bias)."""
+    from onnx import helper, numpy_helper
+    if len(node.input) < 3 or not node.input[2]:
+        return []
+    bias = next((t for t in proto.graph.initializer if t.name == node.input[2]), None)
+    rank = _rank(proto, node.output[0])
+    if bias is None or rank is None or rank < 3 or len(bias.dims) != 1:
+        return []
+    p = f"{node.name}__bias"
+    shaped = numpy_helper.to_array(bias).reshape((-1,) + (1,) * (rank - 2))
+    proto.graph.initializer.append(numpy_helper.from_array(shaped, f"{p}_broadcast"))
+    conv = helper.make_node("Conv", list(node.input[:2]), [f"{p}_conv"], name=f"{p}_conv")
+    conv.attribute.extend(node.attribute)
+    return [conv, helper.make_node("Add", [f"{p}_conv", f"{p}_broadcast"], [node.output[0]], name=node.name)]
+
+
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
-REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization}
+REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add}
 
 
 def rewrite(proto) -> bool:
