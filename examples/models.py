@@ -121,6 +121,27 @@ def gpt2(embd=768, layers=12, heads=12):
     return GPT2Model(cfg).eval()
 
 
+class DecoderBlock(nn.Module):
+    """A GPT-2-style pre-norm decoder block written with nn.Linear (HF's GPT-2
+    uses Conv1D, which PT2E's X86InductorQuantizer leaves in float): causal
+    self-attention and a tanh-GELU MLP, each with a residual."""
+
+    def __init__(self, embd=768, heads=12):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(embd), nn.LayerNorm(embd)
+        self.qkv, self.proj = nn.Linear(embd, 3 * embd), nn.Linear(embd, embd)
+        self.fc, self.out = nn.Linear(embd, 4 * embd), nn.Linear(4 * embd, embd)
+
+    def forward(self, x):
+        b, s, e = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(e, dim=2)
+        q, k, v = (t.reshape(b, s, self.heads, e // self.heads).transpose(1, 2) for t in (q, k, v))
+        a = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, e))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
 class LastHidden(nn.Module):
     """Transformers models return a ModelOutput; this returns its hidden states."""
 

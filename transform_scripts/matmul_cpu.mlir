@@ -159,6 +159,33 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // The same contraction in integers (int8 x int8 -> int32 matmuls where the
+  // host has no int8 dot-product kernel): the same loops, multiplies and adds
+  // of sign-extended lanes.
+  transform.named_sequence @cuvil_match_packed_int_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %four : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.muli", "arith.addi"]} : !transform.any_op
+      transform.match.structured.dim %s[2] {reduction} : !transform.any_op
+      transform.match.structured.dim %s[0, 1, 3] {parallel} : !transform.any_op
+      %b, %m, %n, %k = transform.match.structured.classify_contraction_dims %s
+        : (!transform.any_op) -> (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %m, %zero : !transform.param<i64>
+      transform.match.param.cmpi eq %k, %two : !transform.param<i64>
+      %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
   // Schedules one packed matmul: loops interchanged to [n/64, m, 64, k];
   // scf.forall over TN/64 panels x TM rows (fill fused); K blocks of TKP; register
   // tile RM x 64 with k innermost (m peeled), vectorized [1, RM, 64, 1].
@@ -283,7 +310,9 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
     }
-    %pmms = transform.collect_matching @cuvil_match_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
+    %fmms = transform.collect_matching @cuvil_match_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
+    %imms = transform.collect_matching @cuvil_match_packed_int_matmul in %root : (!transform.any_op) -> !transform.any_op
+    %pmms = transform.merge_handles %fmms, %imms : !transform.any_op
     transform.foreach %pmms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_packed_matmul_cpu failures(propagate) (%m, %tnp, %tm, %tkp, %rm)

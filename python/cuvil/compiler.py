@@ -190,7 +190,8 @@ class CompiledModule:
     # -- what differs between front ends (PyTorch here, ONNX in CompiledOnnxModule) --
     @staticmethod
     def _prepare(model):
-        return model.eval()
+        from .importer_quantized import in_eval_mode
+        return in_eval_mode(model)
 
     @property
     def model_name(self) -> str:

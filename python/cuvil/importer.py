@@ -187,7 +187,13 @@ F32_REDUCTION_DECOMPS = {
 def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None,
                    dynamic_shapes=None, strict: bool = False, decompose: bool = True,
                    extra_decompositions: Optional[dict] = None):
-    model = model.eval()
+    from . import importer_quantized
+    model = importer_quantized.in_eval_mode(model)
+    if importer_quantized.is_quantized_graph(model):
+        # PT2E's quantize / dequantize pairs as integer matmuls (the rest in
+        # float: the decompositions give PyTorch's own float meaning).
+        model = importer_quantized.rewrite(model)
+        extra_decompositions = {**importer_quantized.decompositions(), **(extra_decompositions or {})}
     with torch.no_grad():
         prog = torch.export.export(model, tuple(args), kwargs or {},
                                    dynamic_shapes=dynamic_shapes, strict=strict)

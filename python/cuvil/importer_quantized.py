@@ -1,0 +1,267 @@
+"""Import of quantized graphs: PT2E's quantize / dequantize pairs -> integer ops.
+
+A model from PyTorch's PT2E flow (`prepare_pt2e`, calibrate, `convert_pt2e`;
+torchao's X86InductorQuantizer) is an FX graph in which each quantized
+operator reads `dequantize(q)` values: uint8 per-tensor activations, int8
+per-channel weights, all computed in float. This module rewrites such a graph,
+before torch.export traces it, so that the integer computation is in the IR:
+
+    linear(dq(qa; sa, za), dq(qw; sw, 0), b)
+ -> (_int_mm(qa, qw^T) - za * colsum(qw)).float() * (sa * sw) + b
+
+`_int_mm` is an int8 x int8 -> int32 matmul in torch-mlir's lowering (a
+linalg.matmul with i8 operands and an i32 accumulator, which the raise step
+keeps as it is: the schedules then pick the host's integer dot products).
+The integer sum is exact; the float result differs from the reference's
+float sum by roundings only. `colsum(qw)` and `sa * sw` read weights only:
+the prepack split computes them once.
+
+uint8 activations become int8 ones with the zero point moved by -128
+(`q - 128` with `za - 128`, exactly the same values after dequantization):
+torch-mlir lowers uint8 tensors as signed i8 and gets their arithmetic wrong.
+
+What is not an integer pattern here (an `add` of two dequantized values, a
+convolution, a weight with a zero point) keeps PT2E's float meaning: its
+quantize / dequantize ops are decomposed into the float ops PyTorch itself
+runs, with a log line naming the operator that runs in float.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Dict, Optional
+
+import torch
+
+log = logging.getLogger("cuvil.quantized")
+
+_qd = None
+
+
+def _ops():
+    """torch.ops.quantized_decomposed (registered by torch.ao's _decomposed module)."""
+    global _qd
+    if _qd is None:
+        import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers the ops)
+        _qd = torch.ops.quantized_decomposed
+    return _qd
+
+
+def _targets(*names):
+    qd = _ops()
+    out = set()
+    for name in names:
+        packet = getattr(qd, name)
+        out.update(getattr(packet, o) for o in packet.overloads())
+    return out
+
+
+def is_quantized_graph(model) -> bool:
+    """Whether `model` is an FX graph with PT2E quantize / dequantize ops."""
+    if not isinstance(model, torch.fx.GraphModule):
+        return False
+    return any(n.op == "call_function" and "quantized_decomposed" in str(n.target) for n in model.graph.nodes)
+
+
+def in_eval_mode(model):
+    """model.eval(); an exported GraphModule (PT2E's) refuses eval(): torchao's
+    own switch then sets its dropout and batch-norm ops to inference."""
+    try:
+        return model.eval()
+    except NotImplementedError:
+        try:
+            from torchao.quantization.pt2e import move_exported_model_to_eval
+        except ImportError:
+            return model
+        return move_exported_model_to_eval(model)
+
+
+def decompositions() -> Dict:
+    """The float meaning of every quantize / dequantize op (PyTorch's own
+    implementations), for the export's decomposition table."""
+    from torch.ao.quantization.fx import _decomposed as impl
+    qd = _ops()
+    table = {}
+    for name in ("quantize_per_tensor", "dequantize_per_tensor", "quantize_per_channel",
+                 "dequantize_per_channel", "choose_qparams", "choose_qparams_symmetric"):
+        packet = getattr(qd, name)
+        for overload in packet.overloads():
+            fn = getattr(impl, name if overload == "default" else f"{name}_{overload}", None)
+            if fn is not None:
+                table[getattr(packet, overload)] = _contiguous_results(fn)
+    return table
+
+
+def _contiguous_results(fn):
+    """The op's results as contiguous tensors. Their Meta functions (which
+    the export traced the model's views with) give contiguous results for
+    inputs that are not (a transposed attention output), the float ops of
+    the implementation give strided ones: a later `view` would then fail."""
+    def decomposition(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(o.contiguous() for o in out)
+        return out.contiguous()
+    decomposition.__name__ = fn.__name__
+    return decomposition
+
+
+# -- the rewrite ------------------------------------------------------------------
+
+def _attr(gm, node):
+    """The tensor a get_attr node reads, or None."""
+    if not isinstance(node, torch.fx.Node) or node.op != "get_attr":
+        return None
+    obj = gm
+    for part in node.target.split("."):
+        obj = getattr(obj, part, None)
+    return obj if isinstance(obj, torch.Tensor) else None
+
+
+def _shift_uint8_activations(gm) -> int:
+    """quantize_per_tensor(x, s, z, 0, 255, uint8) -> (x, s, z - 128, -128, 127, int8),
+    and the same for every dequantize of it. Returns how many were moved."""
+    quantize = _targets("quantize_per_tensor")
+    dequantize = _targets("dequantize_per_tensor")
+    g = gm.graph
+    moved = 0
+    for node in list(g.nodes):
+        if node.op != "call_function" or node.target not in quantize:
+            continue
+        x, scale, zero, qmin, qmax, dtype = node.args[:6]
+        if dtype is not torch.uint8 or (qmin, qmax) != (0, 255):
+            continue
+        users = list(node.users)
+        if not all(u.target in dequantize and u.args[0] is node and tuple(u.args[3:6]) == (0, 255, torch.uint8)
+                   for u in users):
+            continue   # a uint8 value read by something else: left as it is
+
+        def shifted(z, before):
+            if isinstance(z, int):
+                return z - 128
+            with g.inserting_before(before):
+                return g.call_function(torch.ops.aten.sub.Tensor, (z, 128))
+        node.args = (x, scale, shifted(zero, node), -128, 127, torch.int8, *node.args[6:])
+        for u in users:
+            u.args = (node, u.args[1], shifted(u.args[2], u), -128, 127, torch.int8, *u.args[6:])
+        moved += 1
+    return moved
+
+
+def _activation(node) -> Optional[tuple]:
+    """(q, scale, zero) of an int8 per-tensor dequantize, else None."""
+    if not isinstance(node, torch.fx.Node) or node.target not in _targets("dequantize_per_tensor"):
+        return None
+    q, scale, zero, qmin, qmax, dtype = node.args[:6]
+    if dtype is not torch.int8 or node.kwargs.get("out_dtype") not in (None, torch.float32):
+        return None
+    return q, scale, zero
+
+
+def _weight(gm, node) -> Optional[tuple]:
+    """(qw, scales or scale) of a symmetric int8 weight dequantize (per output
+    channel, axis 0, or per tensor) over a stored int8 tensor, else None."""
+    if not isinstance(node, torch.fx.Node):
+        return None
+    if node.target in _targets("dequantize_per_channel"):
+        qw, scales, zeros, axis, qmin, qmax, dtype = node.args[:7]
+        zero_values = _attr(gm, zeros) if zeros is not None else None
+        if axis != 0 or dtype is not torch.int8 or (zeros is not None and (
+                zero_values is None or bool(zero_values.ne(0).any()))):
+            return None
+    elif node.target in _targets("dequantize_per_tensor"):
+        qw, scales, zero, qmin, qmax, dtype = node.args[:6]
+        if dtype is not torch.int8 or zero != 0:
+            return None
+    else:
+        return None
+    stored = _attr(gm, qw)
+    if stored is None or stored.dtype is not torch.int8 or stored.dim() != 2:
+        return None
+    return qw, scales
+
+
+def int8_linear(q, scale, zero, qw, w_scale, bias):
+    """linear(dequantize(q), dequantize(qw), bias) computed in integers:
+    q int8 [..., K] with a per-tensor scale and zero point (numbers, or
+    tensors where the activation is quantized at run time), qw int8 [N, K]
+    with a symmetric per-channel (or per-tensor) scale. torch.export traces
+    it into the graph in place of the float linear."""
+    rows = q.reshape(-1, q.shape[-1])
+    acc = torch._int_mm(rows, qw.t())
+    if not (isinstance(zero, int) and zero == 0):
+        # sum_k (a - z) w = sum_k a w - z * sum_k w: the weight's column sums
+        # are a weight-only value (computed once, in main_prepack).
+        acc = acc - (qw.sum(1, dtype=torch.int32) * zero).to(torch.int32)
+    if isinstance(scale, torch.Tensor):
+        scale = scale.to(torch.float32)
+    if isinstance(w_scale, torch.Tensor):
+        w_scale = w_scale.to(torch.float32)
+    out = acc.to(torch.float32) * (w_scale * scale)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(*q.shape[:-1], qw.shape[0])
+
+
+def _integer_linear(g, node, act, weight) -> None:
+    """Replaces linear(dq(a), dq(w), b) by a call of int8_linear."""
+    q, scale, zero = act
+    qw, w_scales = weight
+    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
+    with g.inserting_before(node):
+        out = g.call_function(int8_linear, (q, scale, zero, qw, w_scales, bias))
+    node.replace_all_uses_with(out)
+    g.erase_node(node)
+
+
+_LINEAR = {torch.ops.aten.linear.default}
+
+
+def rewrite(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """A copy of `gm` (sharing its tensors) with the integer patterns written
+    out; everything else as it was."""
+    gm = torch.fx.GraphModule(gm, _copy_graph(gm.graph))
+    moved = _shift_uint8_activations(gm)
+    integer, floating = 0, []
+    dequantize = _targets("dequantize_per_tensor", "dequantize_per_channel")
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        reads = [a for a in node.all_input_nodes if a.target in dequantize]
+        if not reads:
+            continue
+        if node.target in _LINEAR:
+            act, weight = _activation(node.args[0]), _weight(gm, node.args[1])
+            if act is not None and weight is not None and not _is_dequantized(node.args[2] if len(node.args) > 2
+                                                                              else None):
+                _integer_linear(gm.graph, node, act, weight)
+                integer += 1
+                continue
+        floating.append(node)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    for node in floating:
+        log.info("cuvil: %s (%s) reads dequantized values and runs in float: Cuvil has no integer form "
+                 "of it yet", _name(node), node.name)
+    log.debug("cuvil: quantized graph: %d integer linear layers, %d activations moved to int8, "
+              "%d operators in float", integer, moved, len(floating))
+    return gm
+
+
+def _is_dequantized(node) -> bool:
+    return isinstance(node, torch.fx.Node) and node.target in _targets("dequantize_per_tensor",
+                                                                       "dequantize_per_channel")
+
+
+def _name(node) -> str:
+    return getattr(getattr(node.target, "_overloadpacket", None), "__name__", None) or str(node.target)
+
+
+def _copy_graph(graph):
+    """A copy of the graph with its code generator: an exported module's
+    flattens its inputs and rebuilds its outputs (pytree specs)."""
+    new = torch.fx.Graph()
+    new._codegen = graph._codegen
+    out = new.graph_copy(graph, {})
+    new.output(out)
+    return new
+

@@ -1,0 +1,128 @@
+"""Quantized models from PyTorch's PT2E flow (torchao's X86InductorQuantizer):
+compiled int8 against the quantized model run eagerly (its reference).
+
+Tolerance: one quantization step of the coarsest activation quantizer in the
+graph. Cuvil sums the integer products exactly where the reference sums
+dequantized floats, so a value that lands on a rounding boundary of a later
+quantize can round the other way: one step there, carried through the
+layers after it. Measured: the MLP and the conv block agree to 3e-7 (a few
+float roundings), the decoder block to 1.2e-3 with a step of ~2e-2."""
+import logging
+import re
+
+import pytest
+import torch
+
+import cuvil
+import models
+
+pytest.importorskip("torchao", reason="PT2E quantization needs torchao (pip install cuvil[quant])")
+
+
+def pt2e(model, example, calibration, dynamic=False):
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq
+    exported = torch.export.export(model.eval(), example)
+    quantizer = xiq.X86InductorQuantizer()
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
+    prepared = prepare_pt2e(exported.module(), quantizer)
+    for inputs in calibration:
+        prepared(*inputs)
+    return convert_pt2e(prepared)
+
+
+def coarsest_step(converted) -> float:
+    steps = [float(n.args[1]) for n in converted.graph.nodes
+             if n.op == "call_function" and "quantize_per_tensor" in str(n.target)
+             and isinstance(n.args[1], float)]
+    assert steps, "no static activation quantizer in the graph"
+    return max(steps)
+
+
+def _check(model, make_input, rounds=3):
+    torch.manual_seed(0)
+    converted = pt2e(model, make_input(), [make_input() for _ in range(8)])
+    fast = cuvil.compile(converted)
+    step = coarsest_step(converted)
+    for _ in range(rounds):
+        x = make_input()
+        with torch.no_grad():
+            want, got = converted(*x), fast(*x)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        err = float((got - want).abs().max())
+        assert err <= step, f"max error {err} > one quantization step {step}"
+    return converted, fast
+
+
+def test_mlp_runs_integer_matmuls():
+    converted, fast = _check(models.MLP(models.SMALL_MLP), lambda: (torch.randn(8, 64),))
+    linalg = fast.stage_ir("linalg")
+    # Every linear layer became an int8 x int8 -> int32 matmul.
+    assert linalg.count("linalg.matmul") == 3
+    assert linalg.count("xi8>, tensor<") >= 3 and "-> tensor<8x32xf32>" in linalg
+
+
+def test_decoder_block():
+    _check(models.DecoderBlock(64, 4), lambda: (torch.randn(2, 16, 64),))
+
+
+def test_conv_block_with_batch_norm_and_residual():
+    torch.manual_seed(0)
+    block = models.BasicBlock(16, 16, 1)
+    models.randomize_bn(block)
+    _check(block, lambda: (torch.randn(2, 16, 12, 12),))
+
+
+def test_operators_without_integer_form_run_in_float_with_a_log_line(caplog):
+    torch.manual_seed(0)
+    block = models.BasicBlock(8, 8, 1)
+    models.randomize_bn(block)
+    converted = pt2e(block, (torch.randn(1, 8, 8, 8),), [(torch.randn(1, 8, 8, 8),)])
+    logger = logging.getLogger("cuvil")
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO, logger="cuvil"):
+            fast = cuvil.compile(converted)
+            x = torch.randn(1, 8, 8, 8)
+            torch.testing.assert_close(fast(x), converted(x), rtol=0, atol=coarsest_step(converted))
+    finally:
+        logger.setLevel(old)
+    floats = [r.getMessage() for r in caplog.records if "runs in float" in r.getMessage()]
+    assert any(m.startswith("cuvil: add ") for m in floats), floats
+
+
+def test_exported_module_is_not_switched_with_eval():
+    """PT2E's modules refuse .eval(); compiling one does not call it."""
+    converted = pt2e(models.MLP(models.SMALL_MLP), (torch.randn(4, 64),), [(torch.randn(4, 64),)])
+    with pytest.raises(NotImplementedError):
+        converted.eval()
+    fast = cuvil.compile(converted)
+    x = torch.randn(4, 64)
+    assert float((fast(x) - converted(x)).abs().max()) <= coarsest_step(converted)
+
+
+class _IntMatmul(torch.nn.Module):
+    def __init__(self, weight):
+        super().__init__()
+        self.register_buffer("weight", weight)
+
+    def forward(self, a):
+        return torch._int_mm(a, self.weight)
+
+
+@pytest.mark.parametrize("m,k,n", [(32, 256, 192), (17, 100, 130), (5, 64, 48)])
+def test_int8_matmul_is_exact(m, k, n):
+    """int8 x int8 -> int32 with the extreme values (the products' range), on
+    the packed kernel (N >= 128), its row remainder, and the plain one."""
+    g = torch.Generator().manual_seed(0)
+    w = torch.randint(-128, 128, (k, n), dtype=torch.int8, generator=g)
+    a = torch.randint(-128, 128, (m, k), dtype=torch.int8, generator=g)
+    a[0], w[:, 0] = -128, -128
+    fast = cuvil.compile(_IntMatmul(w))
+    want = a.to(torch.int32) @ w.to(torch.int32)
+    assert torch.equal(fast(a), want)
+    # Scheduled, not left to scalar loops: the products are vector code.
+    kernel = fast.stage_ir("scheduled")
+    assert re.search(r"(arith\.muli|vpdpbusd)[^\n]*vector<", kernel)
+    assert not re.search(r"arith\.muli [^\n]*: i32\n", kernel)
