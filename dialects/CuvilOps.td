@@ -197,4 +197,30 @@ def Cuvil_ToDenseOp : Cuvil_Op<"to_dense", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Target instructions (vector level, made by the schedules)
+//===----------------------------------------------------------------------===//
+
+def Cuvil_DotU8S8Op : Cuvil_Op<"x86.dot_u8s8", [Pure, AllTypesMatch<["acc", "lhs", "rhs", "result"]>]> {
+  let summary = "x86 int8 dot product of unsigned and signed bytes (vpdpbusd)";
+  let description = [{
+    Lane i of the result is `acc[i] + sum_{q<4} u8(lhs[i] byte q) * s8(rhs[i] byte q)`,
+    without saturation: AVX512-VNNI's `vpdpbusd` on 16 lanes. Each i32 lane of
+    `lhs` / `rhs` holds four bytes (VNNI layout). Made by
+    `transform.apply_patterns.cuvil.vector_contract_to_u8s8_dot`; a pure op
+    (upstream's LLVM intrinsic call has unknown memory effects, which
+    bufferization's deallocation refuses), lowered to
+    `llvm.x86.avx512.vpdpbusd.512` by cuvil-lower-x86-dot just before the
+    vector-to-LLVM conversion.
+
+    ```mlir
+    %r = cuvil.x86.dot_u8s8 %acc, %a, %b : vector<16xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfLengthAndType<[16], [I32]>:$acc, VectorOfLengthAndType<[16], [I32]>:$lhs,
+                       VectorOfLengthAndType<[16], [I32]>:$rhs);
+  let results = (outs VectorOfLengthAndType<[16], [I32]>:$result);
+  let assemblyFormat = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)";
+}
+
 #endif // CUVIL_OPS

@@ -118,6 +118,17 @@ def CuvilMathApprox : Pass<"cuvil-math-approx", "::mlir::func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def CuvilLowerX86Dot : Pass<"cuvil-lower-x86-dot", "::mlir::func::FuncOp"> {
+  let summary = "cuvil.x86.dot_u8s8 -> llvm.x86.avx512.vpdpbusd.512";
+  let description = [{
+    Rewrites each `cuvil.x86.dot_u8s8` into a call of the LLVM intrinsic it
+    stands for. Runs after bufferization, with the other lowerings to LLVM
+    (the call has no declared memory effects: earlier, it would block the
+    buffer deallocation passes).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"];
+}
+
 def CuvilOutlineKernels : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "One private function per linalg op, identical ones shared";
   let description = [{
@@ -351,6 +362,26 @@ def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "
     Option<"elementType", "element-type", "std::string", /*default=*/"\"\"",
            "bf16 | f16: truncate f32 contraction operands to it; empty: only fold existing extensions">,
   ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
+def CuvilUnsignedInt8Lhs : Pass<"cuvil-unsigned-int8-lhs", "::mlir::func::FuncOp"> {
+  let summary = "VNNI-packed int8 contractions read an unsigned lhs (u8 x s8, vpdpbusd)";
+  let description = [{
+    x86's int8 dot product (`vpdpbusd`: AVX512-VNNI, AVX-VNNI) multiplies
+    unsigned bytes by signed ones. For each rank-5 linalg.generic
+    `C[m][n/64][64] += extsi(A[m][k/4][4]) * extsi(B[n/64][k/4][64][4])` (i8 x
+    i8 -> i32: what pack_cpu.mlir's VNNI packing makes of an int8 matmul),
+    rewrites
+
+        sum_k a b  =  sum_k (a xor 0x80 : unsigned) b  -  128 * sum_k b
+
+    the contraction reads `A xor 0x80` zero-extended, and an elementwise op
+    after it subtracts 128 x B's column sums (a reduction over B: for a
+    weight, weight-only work that cuvil-split-prepack hoists into
+    @main_prepack). Exact: i32 arithmetic wraps. Other ops are left alone.
+  }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];
 }

@@ -12,7 +12,9 @@
 //     sizes, like `tile_using_forall ... tile_sizes *(%p)`), so the number of
 //     sizes need not be written in the script;
 //   * `apply_patterns.cuvil.flatten_tensor_transfer_reads`: a pattern set for
-//     matmul_bf16_cpu.mlir's VNNI reads (see the op).
+//     the dot-product kernels' VNNI reads (see the op);
+//   * `apply_patterns.cuvil.vector_contract_to_u8s8_dot`: int8 VNNI
+//     contractions as vpdpbusd (see the op).
 //
 // Registered with cuvil-opt and the Python bindings (mlir::cuvil::
 // registerCuvilTransformExtension, called by registerCuvilDialect).
@@ -290,6 +292,39 @@ def ApplyFlattenTensorTransferReadsPatternsOp : Op<Transform_Dialect,
     patterns (populateFlattenVectorTransferPatterns) only take memrefs, and
     the schedules run on tensors. The collapse is free after bufferization
     (the collapsed dimensions are contiguous in a tensor).
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def ApplyVectorContractToUnsignedInt8DotPatternsOp : Op<Transform_Dialect,
+    "apply_patterns.cuvil.vector_contract_to_u8s8_dot",
+    [DeclareOpInterfaceMethods<PatternDescriptorOpInterface>]> {
+  let cppNamespace = "::mlir::cuvil";
+  let summary = "u8 x s8 -> i32 contractions of one VNNI quad as vpdpbusd";
+  let description = [{
+    Rewrites a `vector.contract` (kind add) whose lhs is `arith.extui` of an
+    i8 vector with exactly one non-unit dimension, of size 4 (one row's k
+    quad), whose rhs is `arith.extsi` of an i8 vector with non-unit
+    dimensions `[16, 4]` (16 columns' quads, VNNI layout) and whose
+    accumulator is an i32 vector with one non-unit dimension of size 16,
+    into the x86 int8 dot product (vpdpbusd)
+
+    ```mlir
+    %r = cuvil.x86.dot_u8s8 %acc, %a, %b : vector<16xi32>
+    ```
+
+    : the lhs quad is broadcast
+    as one 32-bit value, the rhs's 64 bytes are one register. Each i32 lane
+    adds the four products of its quad, which is the contraction exactly
+    (vpdpbusd does not saturate). Shape casts adapt the unit dimensions.
+
+    Upstream's `vector_contract_to_packed_type_dot_product` lowers int8
+    contractions to `vpdpbssd` (signed x signed, AVX-VNNI-INT8), which the
+    AVX512-VNNI hosts Cuvil meets do not have; `vpdpbusd` is on every host
+    with AVX512-VNNI (Cascade Lake and later, Zen 4 and later).
+    cuvil-unsigned-int8-lhs gives int8 matmuls this operand form. Only for
+    hosts with the instruction: the script that applies it is picked from
+    the host's CPU features.
   }];
   let assemblyFormat = "attr-dict";
 }

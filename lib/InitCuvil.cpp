@@ -17,9 +17,11 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilGuardIntegerDivision();
     registerCuvilIm2colConv();
     registerCuvilLowerToLinalg();
+    registerCuvilLowerX86Dot();
     registerCuvilMarkWeights();
     registerCuvilMathApprox();
     registerCuvilNarrowContractionOperands();
+    registerCuvilUnsignedInt8Lhs();
     registerCuvilOutlineKernels();
     registerCuvilPartitionParallelLoops();
     registerCuvilPrepareEntryPoints();

@@ -80,6 +80,28 @@ module attributes {transform.with_named_sequence} {
   // contraction; the bit width is all a matcher can see).
   transform.named_sequence @cuvil_match_packable_bf16_matmul(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
+    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_matmul_of_widths failures(propagate) (%op, %c16, %c32)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // --- int8 (AVX512-VNNI hosts): quad panels for vpdpbusd -------------------
+  // A packable matmul with 8-bit operands and a 32-bit result: int8 x int8 -> int32.
+  transform.named_sequence @cuvil_match_packable_int8_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
+    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_matmul_of_widths failures(propagate) (%op, %c8, %c32)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // A packable matmul whose operands have `in` bits and whose result has `out`.
+  transform.named_sequence @cuvil_match_packable_matmul_of_widths(%op: !transform.any_op {transform.readonly},
+      %in: !transform.param<i64> {transform.readonly}, %out: !transform.param<i64> {transform.readonly})
+      -> !transform.any_op {
     transform.include @cuvil_match_packable_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
@@ -89,11 +111,9 @@ module attributes {transform.with_named_sequence} {
       %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
       %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
       %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
-      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
-      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %wa, %c16 : !transform.param<i64>
-      transform.match.param.cmpi eq %wb, %c16 : !transform.param<i64>
-      transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %in : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %in : !transform.param<i64>
+      transform.match.param.cmpi eq %wc, %out : !transform.param<i64>
       transform.match.structured.yield
     }
     transform.yield %op : !transform.any_op
@@ -113,6 +133,23 @@ module attributes {transform.with_named_sequence} {
   // @cuvil_pack_rhs.
   transform.named_sequence @cuvil_pack_rhs_vnni(%mm: !transform.any_op {transform.consumed}) {
     %p = transform.structured.pack %mm packed_sizes = [0, 64, 2] : (!transform.any_op) -> !transform.op<"linalg.generic">
+    transform.include @cuvil_vnni_panels failures(propagate) (%p) : (!transform.op<"linalg.generic">) -> ()
+    transform.yield
+  }
+
+  // The same for int8 x int8 -> int32 matmuls with k quads:
+  //   C[m][n/64][64] += A[m][k/4][4] * Bv[n/64][k/4][64][4]
+  // the layout of vpdpbusd (4 consecutive-k bytes of A, one 32-bit
+  // broadcast, times the quads of 16 columns of B, one 64-byte load, summed
+  // into 16 i32 lanes). K not a multiple of 4 pads A and B with zero k rows.
+  transform.named_sequence @cuvil_pack_rhs_vnni4(%mm: !transform.any_op {transform.consumed}) {
+    %p = transform.structured.pack %mm packed_sizes = [0, 64, 4] : (!transform.any_op) -> !transform.op<"linalg.generic">
+    transform.include @cuvil_vnni_panels failures(propagate) (%p) : (!transform.op<"linalg.generic">) -> ()
+    transform.yield
+  }
+
+  // A packed matmul's B panel index outermost, and the packs lowered.
+  transform.named_sequence @cuvil_vnni_panels(%p: !transform.op<"linalg.generic"> {transform.consumed}) {
     %pb = transform.get_producer_of_operand %p[1] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
     %p2, %pb2, %un = transform.structured.pack_transpose %pb with_compute_op(%p) outer_perm = [1, 0]
       : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">)
@@ -141,10 +178,11 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // Entry point on hosts with AVX512-BF16 (matmul_bf16_cpu.mlir schedules the
-  // result): bf16 matmuls get VNNI panels, every other one what
-  // @cuvil_pack_matmul_rhs gives it.
-  transform.named_sequence @cuvil_pack_matmul_rhs_bf16_vnni(%root: !transform.any_op {transform.readonly}) {
+  // Entry points on hosts with dot-product units (matmul_dot_cpu.mlir
+  // schedules the results): bf16 matmuls get VNNI pair panels where the host
+  // has AVX512-BF16, int8 ones quad panels where it has AVX512-VNNI; every
+  // other matmul what @cuvil_pack_matmul_rhs gives it.
+  transform.named_sequence @cuvil_pack_bf16_matmuls(%root: !transform.any_op {transform.readonly}) {
     %mms = transform.collect_matching @cuvil_match_packable_bf16_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%mm: !transform.any_op):
@@ -153,6 +191,36 @@ module attributes {transform.with_named_sequence} {
         transform.include @cuvil_pack_rhs_vnni failures(propagate) (%m) : (!transform.any_op) -> ()
       }
     }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_int8_matmuls(%root: !transform.any_op {transform.readonly}) {
+    %mms = transform.collect_matching @cuvil_match_packable_int8_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%mm: !transform.any_op):
+      transform.sequence %mm : !transform.any_op failures(suppress) {
+      ^bb1(%m: !transform.any_op):
+        transform.include @cuvil_pack_rhs_vnni4 failures(propagate) (%m) : (!transform.any_op) -> ()
+      }
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_matmul_rhs_bf16_vnni(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_matmul_rhs_int8_vnni(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_int8_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_matmul_rhs_bf16_int8_vnni(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.include @cuvil_pack_int8_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.yield
   }

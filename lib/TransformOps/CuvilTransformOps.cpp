@@ -8,6 +8,7 @@
 #include "cuvil/TransformOps/CuvilTransformOps.h"
 
 #include "cuvil/Dialect/CuvilDialect.h"
+#include "cuvil/Dialect/CuvilOps.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -489,6 +490,84 @@ struct FlattenTensorTransferRead : OpRewritePattern<vector::TransferReadOp> {
 void cuvil::ApplyFlattenTensorTransferReadsPatternsOp::populatePatterns(
     RewritePatternSet &patterns) {
   patterns.add<FlattenTensorTransferRead>(patterns.getContext());
+}
+
+//===----------------------------------------------------------------------===//
+// apply_patterns.cuvil.vector_contract_to_u8s8_dot
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The positions of a vector type's non-unit dimensions.
+SmallVector<int64_t> nonUnitDims(VectorType t) {
+  SmallVector<int64_t> dims;
+  for (auto [i, d] : llvm::enumerate(t.getShape()))
+    if (d != 1)
+      dims.push_back(i);
+  return dims;
+}
+
+/// The loop (iteration dimension) that result `pos` of `map` is, or -1.
+int64_t loopOf(AffineMap map, int64_t pos) {
+  auto dim = dyn_cast<AffineDimExpr>(map.getResult(pos));
+  return dim ? static_cast<int64_t>(dim.getPosition()) : -1;
+}
+
+/// contract(extui(a: one row's k quad), extsi(b: 16 columns' quads), acc)
+///   -> cuvil.x86.dot_u8s8(acc, broadcast(a as i32), b as 16 x i32)
+struct ContractToUnsignedInt8Dot : OpRewritePattern<vector::ContractionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kLanes = 16;
+
+  LogicalResult matchAndRewrite(vector::ContractionOp contract,
+                                PatternRewriter &rewriter) const override {
+    if (contract.getKind() != vector::CombiningKind::ADD)
+      return failure();
+    auto accType = dyn_cast<VectorType>(contract.getAccType());
+    auto lhsExt = contract.getLhs().getDefiningOp<arith::ExtUIOp>();
+    auto rhsExt = contract.getRhs().getDefiningOp<arith::ExtSIOp>();
+    if (!accType || !accType.getElementType().isSignlessInteger(32) || !lhsExt || !rhsExt)
+      return failure();
+    auto lhsType = dyn_cast<VectorType>(lhsExt.getIn().getType());
+    auto rhsType = dyn_cast<VectorType>(rhsExt.getIn().getType());
+    if (!lhsType || !rhsType || !lhsType.getElementType().isSignlessInteger(8) ||
+        !rhsType.getElementType().isSignlessInteger(8) || accType.isScalable() ||
+        lhsType.isScalable() || rhsType.isScalable())
+      return failure();
+    SmallVector<int64_t> accDims = nonUnitDims(accType), lhsDims = nonUnitDims(lhsType),
+                         rhsDims = nonUnitDims(rhsType);
+    if (accDims.size() != 1 || accType.getShape()[accDims[0]] != kLanes || lhsDims.size() != 1 ||
+        lhsType.getShape()[lhsDims[0]] != 4 || rhsDims.size() != 2 ||
+        rhsType.getShape()[rhsDims[0]] != kLanes || rhsType.getShape()[rhsDims[1]] != 4)
+      return failure();
+    // The quad is one reduction loop read by both operands, innermost in the
+    // rhs (its bytes are [column][quad]); the columns are the result's lanes.
+    SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+    int64_t quad = loopOf(maps[0], lhsDims[0]);
+    if (quad < 0 || loopOf(maps[1], rhsDims[1]) != quad || loopOf(maps[1], rhsDims[0]) < 0 ||
+        loopOf(maps[1], rhsDims[0]) != loopOf(maps[2], accDims[0]) ||
+        !vector::isReductionIterator(contract.getIteratorTypes()[quad]))
+      return failure();
+
+    Location loc = contract.getLoc();
+    Type i8 = rewriter.getI8Type(), i32 = rewriter.getI32Type();
+    auto lanes = VectorType::get({kLanes}, i32);
+    Value quadBytes = vector::ShapeCastOp::create(rewriter, loc, VectorType::get({4}, i8), lhsExt.getIn());
+    Value quadWord = vector::BitCastOp::create(rewriter, loc, VectorType::get({1}, i32), quadBytes);
+    Value lhs = vector::BroadcastOp::create(rewriter, loc, lanes,
+                                            vector::ExtractOp::create(rewriter, loc, quadWord, 0));
+    Value rhsBytes = vector::ShapeCastOp::create(rewriter, loc, VectorType::get({4 * kLanes}, i8), rhsExt.getIn());
+    Value rhs = vector::BitCastOp::create(rewriter, loc, lanes, rhsBytes);
+    Value acc = vector::ShapeCastOp::create(rewriter, loc, lanes, contract.getAcc());
+    Value dot = cuvil::DotU8S8Op::create(rewriter, loc, lanes, acc, lhs, rhs);
+    rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(contract, accType, dot);
+    return success();
+  }
+};
+} // namespace
+
+void cuvil::ApplyVectorContractToUnsignedInt8DotPatternsOp::populatePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ContractToUnsignedInt8Dot>(patterns.getContext());
 }
 
 //===----------------------------------------------------------------------===//

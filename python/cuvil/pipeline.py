@@ -290,7 +290,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32. pack_cpu.mlir packs the rhs of each large matmul into
     64-column panels before cuvil-split-prepack, so that packing a weight runs
-    once, in main_prepack. Unit dimensions are dropped late (1x128x768 ->
+    once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
+    matmuls of a host with those dot products; int8 ones then read an
+    unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also weight-only). Unit dimensions are dropped late (1x128x768 ->
     128x768: the schedules see rank <= 4 ops with projected-permutation maps).
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
@@ -306,6 +308,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             + (f"{{element-type={narrow_type}}}" if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
+            "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
             "linalg-fold-unit-extent-dims", "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
@@ -365,6 +368,8 @@ TO_LLVM = (
     # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
     # their intrinsics into one libm call per lane.
     "func.func(cuvil-math-approx)",
+    # The int8 dot-product kernel's cuvil.x86.dot_u8s8 -> its LLVM intrinsic.
+    "func.func(cuvil-lower-x86-dot)",
     "convert-vector-to-scf{full-unroll}",
     "lower-affine", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine",
     # Math first, while arith is still arith: expand what has no intrinsic,
@@ -511,10 +516,12 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "```\n" + ",\n".join(parallel_passes(2)) + "\n```\n",
              "and `codegen` runs `opt -passes=" + Codegen.CORO_PASSES + "` before `llc` and links "
              "`parallel_runtime.c` with `-pthread -DCUVIL_NUM_THREADS=N`.\n",
-             "### on hosts with AVX512-BF16 (cuvil.cpu_features)\n",
-             f"`raise` runs pack_cpu's `{scheduling.PACK_ENTRY_BF16_DOT}` instead of `{scheduling.PACK_ENTRY}` "
-             "(bf16 matmuls' weights in VNNI panels), and `schedule` starts with "
-             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.BF16_DOT_SCHEDULE) + ".\n",
+             "### on hosts with AVX512-BF16 / AVX512-VNNI (cuvil.cpu_features)\n",
+             f"`raise` runs pack_cpu's `{scheduling.PACK_ENTRIES[True, True]}` (both), "
+             f"`{scheduling.PACK_ENTRIES[True, False]}` or `{scheduling.PACK_ENTRIES[False, True]}` "
+             f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels), "
+             "and `schedule` starts with "
+             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ".\n",
              "### with profile=True\n",
              "`" + "`, `".join(PROFILE) + "` right after the bufferization passes; `-DCUVIL_PROFILE` at link.\n",
              MARKDOWN_END]

@@ -14,11 +14,13 @@ default CPU schedule:
     in front of them.
 Whatever a script does not match stays scalar loops (convert-linalg-to-loops).
 
-On hosts with AVX512-BF16 (cuvil.cpu_features), bf16 x bf16 -> f32 matmuls
-have their weights packed into VNNI panels in the raise step (pack_cpu's
-PACK_ENTRY_BF16_DOT) and matmul_bf16_cpu schedules them first: vdpbf16ps
-dot products (x86vector). Elsewhere the fp32 kernels take bf16 operands
-(converted to f32, FMAs).
+On hosts with dot-product units (cuvil.cpu_features) the large matmuls of
+their types have their weights packed into VNNI panels in the raise step
+(pack_entry) and matmul_dot_cpu schedules them first: bf16 x bf16 -> f32 as
+vdpbf16ps (AVX512-BF16, x86vector), int8 x int8 -> int32 as vpdpbusd
+(AVX512-VNNI; cuvil-unsigned-int8-lhs gives them the u8 x s8 form it
+multiplies). Elsewhere the fp32 kernels take bf16 operands (converted to f32,
+FMAs) and int8 ones sign-extended to i32 (multiplies and adds).
 """
 from typing import FrozenSet, Tuple
 
@@ -29,13 +31,17 @@ DEFAULT_SCHEDULE = (("matmul_cpu", "__transform_main"),
                     ("elementwise_cpu", "cuvil_elementwise"),
                     ("conv_cpu", "cuvil_conv_cpu"))
 
-#: Before DEFAULT_SCHEDULE where the bf16 dot-product kernel applies.
-BF16_DOT_SCHEDULE = (("matmul_bf16_cpu", "__transform_main"),)
+#: Before DEFAULT_SCHEDULE where a dot-product kernel applies.
+DOT_SCHEDULE = (("matmul_dot_cpu", "__transform_main"),)
 
 #: pack_cpu.mlir entry points (run in the raise step): B panels for the FMA
-#: kernels; with the dot-product kernel also VNNI panels for bf16 matmuls.
+#: kernels; with the dot-product kernels also VNNI panels for the matmuls of
+#: their types: (bf16 dot, int8 dot) -> entry.
 PACK_ENTRY = "cuvil_pack_matmul_rhs"
-PACK_ENTRY_BF16_DOT = "cuvil_pack_matmul_rhs_bf16_vnni"
+PACK_ENTRIES = {(False, False): PACK_ENTRY,
+                (True, False): "cuvil_pack_matmul_rhs_bf16_vnni",
+                (False, True): "cuvil_pack_matmul_rhs_int8_vnni",
+                (True, True): "cuvil_pack_matmul_rhs_bf16_int8_vnni"}
 
 
 def bf16_dot_product(features: FrozenSet[str]) -> bool:
@@ -43,13 +49,19 @@ def bf16_dot_product(features: FrozenSet[str]) -> bool:
     return "avx512_bf16" in features
 
 
+def int8_dot_product(features: FrozenSet[str]) -> bool:
+    """Whether int8 matmuls run on vpdpbusd (AVX512-VNNI, 16 lanes: the kernel's width)."""
+    return "avx512_vnni" in features
+
+
 def default_schedule(features: FrozenSet[str]) -> Tuple[Tuple[str, str], ...]:
     """The default schedule for a target with these CPU features."""
-    return (BF16_DOT_SCHEDULE if bf16_dot_product(features) else ()) + DEFAULT_SCHEDULE
+    dot = bf16_dot_product(features) or int8_dot_product(features)
+    return (DOT_SCHEDULE if dot else ()) + DEFAULT_SCHEDULE
 
 
 def pack_entry(features: FrozenSet[str]) -> str:
-    return PACK_ENTRY_BF16_DOT if bf16_dot_product(features) else PACK_ENTRY
+    return PACK_ENTRIES[bf16_dot_product(features), int8_dot_product(features)]
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):

@@ -6,7 +6,7 @@ Two paths:
     (64-column panels) + matmul_cpu.mlir / batch_matmul_cpu.mlir: bf16 rows
     extended to f32, FMAs;
   * dot (hosts with avx512_bf16): @cuvil_pack_matmul_rhs_bf16_vnni (VNNI
-    panels) + matmul_bf16_cpu.mlir: vdpbf16ps; lowered with
+    panels) + matmul_dot_cpu.mlir: vdpbf16ps; lowered with
     convert-vector-to-llvm{enable-x86vector}.
 Odd sizes exercise the peeled rows, the zero-padded columns and (dot path)
 the zero k row of an odd K.
@@ -30,7 +30,7 @@ needs_bf16 = pytest.mark.skipif(not HAS_AVX512_BF16, reason="host CPU has no avx
 
 FALLBACK = ("cuvil_pack_matmul_rhs", scheduling.DEFAULT_SCHEDULE[:2], False)
 DOT = ("cuvil_pack_matmul_rhs_bf16_vnni",
-       (("matmul_bf16_cpu", "__transform_main"),) + scheduling.DEFAULT_SCHEDULE[:2], True)
+       (("matmul_dot_cpu", "__transform_main"),) + scheduling.DEFAULT_SCHEDULE[:2], True)
 
 
 def _spec(type_):

@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import cuvil
+from cuvil import cpu_features
 import models
 
 pytest.importorskip("torchao", reason="PT2E quantization needs torchao (pip install cuvil[quant])")
@@ -111,18 +112,29 @@ class _IntMatmul(torch.nn.Module):
         return torch._int_mm(a, self.weight)
 
 
+HAS_VNNI = "avx512_vnni" in cpu_features.features("")
+
+
+@pytest.mark.parametrize("features", [
+    pytest.param("", marks=pytest.mark.skipif(not HAS_VNNI, reason="host CPU has no avx512_vnni (vpdpbusd)")),
+    "-avx512_vnni"], ids=["vnni", "no-vnni"])
 @pytest.mark.parametrize("m,k,n", [(32, 256, 192), (17, 100, 130), (5, 64, 48)])
-def test_int8_matmul_is_exact(m, k, n):
+def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     """int8 x int8 -> int32 with the extreme values (the products' range), on
-    the packed kernel (N >= 128), its row remainder, and the plain one."""
+    the packed kernel (M >= 16, N >= 128: vpdpbusd where the host has it,
+    K = 100 padded to quads), its row remainder, and the plain one."""
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     g = torch.Generator().manual_seed(0)
     w = torch.randint(-128, 128, (k, n), dtype=torch.int8, generator=g)
     a = torch.randint(-128, 128, (m, k), dtype=torch.int8, generator=g)
     a[0], w[:, 0] = -128, -128
+    a[1], w[:, 1] = 127, -128
     fast = cuvil.compile(_IntMatmul(w))
     want = a.to(torch.int32) @ w.to(torch.int32)
     assert torch.equal(fast(a), want)
     # Scheduled, not left to scalar loops: the products are vector code.
     kernel = fast.stage_ir("scheduled")
-    assert re.search(r"(arith\.muli|vpdpbusd)[^\n]*vector<", kernel)
     assert not re.search(r"arith\.muli [^\n]*: i32\n", kernel)
+    dots = "cuvil.x86.dot_u8s8" in kernel
+    assert dots == (features == "" and m >= 16 and n >= 128)
+    assert dots or re.search(r"arith\.muli[^\n]*vector<", kernel)

@@ -198,3 +198,11 @@ func.func @to_dense_missing(%x: tensor<2x3xf32>) {
   %0 = cuvil.to_dense %x : tensor<2x3xf32> to tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @dot_u8s8_lanes(%acc: vector<8xi32>, %a: vector<8xi32>, %b: vector<8xi32>) {
+  // expected-error @+1 {{operand #0 must be vector of 32-bit signless integer values of length 16}}
+  %r = cuvil.x86.dot_u8s8 %acc, %a, %b : vector<8xi32>
+  return
+}

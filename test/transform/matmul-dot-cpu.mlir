@@ -1,4 +1,4 @@
-// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/matmul_bf16_cpu.mlir \
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/matmul_dot_cpu.mlir \
 // RUN:   --transform-interpreter | FileCheck %s
 
 // The VNNI-packed bf16 matmul pack_cpu.mlir's @cuvil_pack_matmul_rhs_bf16_vnni
@@ -102,4 +102,43 @@ func.func @not_vnni(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>, %a: ten
   %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x512xf32>) -> tensor<64x512xf32>
   %m = linalg.matmul ins(%a, %w : tensor<64x256xbf16>, tensor<256x512xbf16>) outs(%f2 : tensor<64x512xf32>) -> tensor<64x512xf32>
   return %r, %m : tensor<37x8x64xf32>, tensor<64x512xf32>
+}
+
+// -----
+
+// The VNNI-packed int8 matmul after cuvil-unsigned-int8-lhs (128x256 @
+// 256x384; u8 x s8 -> i32): the same tiles and register kernel, with one
+// 32-bit broadcast of A's k quad per row, one 64-byte read of B's panel row
+// per 16 columns and 16 vpdpbusd (cuvil.x86.dot_u8s8) per k quad.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+// CHECK-LABEL: func.func @vnni_int8
+// CHECK:         scf.forall ({{.*}}) in (2, 2)
+// CHECK:           vector.transfer_write {{.*}} : vector<1x1x64xi32>
+// CHECK:               scf.for {{.*}} to %c64 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xi32>, vector<1x1x16xi32>, vector<1x1x16xi32>, vector<1x1x16xi32>,
+// CHECK:                 vector.transfer_read {{.*}} : tensor<128x64x4xi8>, vector<1x1x4xi8>
+// CHECK:                 vector.transfer_read {{.*}} : tensor<1x1x64xi8>, vector<64xi8>
+// CHECK:                 vector.broadcast {{.*}} : i32 to vector<16xi32>
+// CHECK-COUNT-16:        cuvil.x86.dot_u8s8 {{.*}} : vector<16xi32>
+// CHECK-NOT:             cuvil.x86.dot_u8s8
+// CHECK:                 scf.yield
+// CHECK-NOT:     vector.contract
+// CHECK-NOT:     arith.muli
+// CHECK:         return
+func.func @vnni_int8(%a: tensor<128x64x4xi8>, %b: tensor<6x64x64x4xi8>) -> tensor<128x6x64xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<128x6x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<128x6x64xi32>) -> tensor<128x6x64xi32>
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<128x64x4xi8>, tensor<6x64x64x4xi8>) outs(%f : tensor<128x6x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %x32 = arith.extui %x : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<128x6x64xi32>
+  return %r : tensor<128x6x64xi32>
 }

@@ -7,7 +7,7 @@
 // @cuvil_pack_matmul_rhs, run this script (@__transform_main) before
 // matmul_cpu.mlir, and lower with convert-vector-to-llvm{enable-x86vector}
 // (x86vector.avx512.dot -> llvm.x86.avx512bf16.dpbf16ps.512):
-//   cuvil-opt in.mlir --transform-preload-library=transform-library-paths=transform_scripts/matmul_bf16_cpu.mlir \
+//   cuvil-opt in.mlir --transform-preload-library=transform-library-paths=transform_scripts/matmul_dot_cpu.mlir \
 //       --transform-interpreter
 // Every other op (fp32 matmuls, bf16 matmuls that were not VNNI-packed, batch
 // matmuls) is left to matmul_cpu.mlir / batch_matmul_cpu.mlir, whose fallback
@@ -49,7 +49,7 @@
 // dot tiles one row at a time, with their accumulators in memory (no hoisting
 // across the dynamic row loop).
 //
-// Parameters (the arguments of @cuvil_matmul_bf16_cpu_schedule; own names so
+// Parameters (the arguments of @cuvil_matmul_dot_cpu_schedule; own names so
 // that a params dict for matmul_cpu's TM/RM does not retune this kernel):
 //   DOT_TNP = 4, DOT_TM = 64  scf.forall tile: panels of 64 columns x rows.
 //   DOT_TK2 = 1024            K block in k pairs (2048 k: a B panel block of
@@ -68,30 +68,62 @@ module attributes {transform.with_named_sequence} {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      transform.match.structured.yield
+    }
+    %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_vnni_contraction failures(propagate) (%op, %two, %c16)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // The VNNI-packed int8 matmul after cuvil-unsigned-int8-lhs: rank 5, loops
+  // [m, n/64, k/4, 64, 4], u8 x s8 -> i32.
+  transform.named_sequence @cuvil_match_vnni_int8_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.body %s {contraction = ["arith.muli", "arith.addi"]} : !transform.any_op
+      transform.match.structured.yield
+    }
+    %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_vnni_contraction failures(propagate) (%op, %four, %c8)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // A rank-5 contraction C[m][n/64][64] += A[m][k/v][v] * B[n/64][k/v][64][v]
+  // with `bits`-wide inputs and a 32-bit accumulator.
+  transform.named_sequence @cuvil_match_vnni_contraction(%op: !transform.any_op {transform.readonly},
+      %vnni: !transform.param<i64> {transform.readonly}, %bits: !transform.param<i64> {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
       %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
       %five = transform.param.constant 5 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %r, %five : !transform.param<i64>
       %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
       %two = transform.param.constant 2 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
-      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
       transform.match.structured.dim %s[2, 4] {reduction} : !transform.any_op
       transform.match.structured.dim %s[0, 1, 3] {parallel} : !transform.any_op
       %j = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
       %v = transform.match.structured.dim %s[4] : (!transform.any_op) -> !transform.param<i64>
       %c64 = transform.param.constant 64 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %j, %c64 : !transform.param<i64>
-      transform.match.param.cmpi eq %v, %two : !transform.param<i64>
+      transform.match.param.cmpi eq %v, %vnni : !transform.param<i64>
       %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
       %b = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_value
       %c = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
       %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
       %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
       %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
-      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
       %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %wa, %c16 : !transform.param<i64>
-      transform.match.param.cmpi eq %wb, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %bits : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %bits : !transform.param<i64>
       transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
       transform.match.structured.yield
     }
@@ -158,7 +190,7 @@ module attributes {transform.with_named_sequence} {
 
   // Schedules one VNNI matmul (see the header).
   transform.named_sequence @cuvil_vnni_matmul_cpu(
-      %op: !transform.any_op {transform.consumed},
+      %op: !transform.any_op {transform.consumed}, %vnni: !transform.param<i64> {transform.readonly},
       %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
       %tk2: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
     %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
@@ -198,11 +230,21 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_vnni_split_tile failures(propagate) (%k, %rm) : (!transform.any_op, !transform.param<i64>) -> ()
     }
     %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %kernels vector_sizes [1, 1, 16, 1, 2] : !transform.any_op
+    transform.structured.vectorize %kernels vector_sizes [1, 1, 16, 1, %vnni] : !transform.any_op, !transform.param<i64>
     transform.apply_patterns to %forall {
       transform.apply_patterns.vector.reduction_to_contract
       transform.apply_patterns.vector.fold_arith_extension
       transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    // int8: the lhs is zero-extended, the rhs sign-extended, so the
+    // extensions do not fold into the contraction (bf16's have by now: there
+    // is nothing left to sink); moved in front of the broadcasts of the
+    // reads, the broadcasts fold into its indexing maps.
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.vector.sink_ops
+    } : !transform.any_op
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.vector.reduction_to_contract
     } : !transform.any_op
     transform.apply_patterns to %forall {
       transform.apply_patterns.canonicalization
@@ -210,6 +252,7 @@ module attributes {transform.with_named_sequence} {
     transform.apply_cse to %forall : !transform.any_op
     transform.apply_patterns to %forall {
       transform.apply_patterns.x86vector.vector_contract_to_packed_type_dot_product
+      transform.apply_patterns.cuvil.vector_contract_to_u8s8_dot
     } : !transform.any_op
     // B's 1 x 16 x 2 rows as one 64-byte read (an n-D read is lowered to one
     // 4-byte load per innermost row otherwise).
@@ -243,24 +286,33 @@ module attributes {transform.with_named_sequence} {
     %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
     %tk2 = transform.param.constant 1024 : i64 -> !transform.param<i64>
     %rm = transform.param.constant 4 : i64 -> !transform.param<i64>
-    transform.include @cuvil_matmul_bf16_cpu_schedule failures(propagate) (%root, %tnp, %tm, %tk2, %rm)
+    transform.include @cuvil_matmul_dot_cpu_schedule failures(propagate) (%root, %tnp, %tm, %tk2, %rm)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
          !transform.param<i64>) -> ()
     transform.yield
   }
 
   // The schedule; `cuvil.param` names the parameters for cuvil.transform.apply.
-  transform.named_sequence @cuvil_matmul_bf16_cpu_schedule(%root: !transform.any_op {transform.readonly},
+  transform.named_sequence @cuvil_matmul_dot_cpu_schedule(%root: !transform.any_op {transform.readonly},
       %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TNP"},
       %tm: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TM"},
       %tk2: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_TK2"},
       %rm: !transform.param<i64> {transform.readonly, cuvil.param = "DOT_RM"}) {
+    %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+    %four = transform.param.constant 4 : i64 -> !transform.param<i64>
     %mms = transform.collect_matching @cuvil_match_vnni_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
-      transform.include @cuvil_vnni_matmul_cpu failures(propagate) (%m, %tnp, %tm, %tk2, %rm)
+      transform.include @cuvil_vnni_matmul_cpu failures(propagate) (%m, %two, %tnp, %tm, %tk2, %rm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>) -> ()
+           !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    %imms = transform.collect_matching @cuvil_match_vnni_int8_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %imms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_vnni_matmul_cpu failures(propagate) (%m, %four, %tnp, %tm, %tk2, %rm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>, !transform.param<i64>) -> ()
     }
     transform.yield
   }

@@ -1,0 +1,178 @@
+//===- UnsignedInt8Lhs.cpp - int8 matmuls as u8 x s8 dot products ---------===//
+// x86's int8 dot product (AVX512-VNNI / AVX-VNNI `vpdpbusd`) multiplies
+// *unsigned* bytes of one operand by signed bytes of the other; Cuvil's int8
+// matmuls are signed x signed (PT2E's activations are moved to int8, see
+// python/cuvil/importer_quantized.py). The identity
+//
+//   sum_k a[m][k] * b[k][n] = sum_k (a[m][k] + 128) * b[k][n] - 128 * sum_k b[k][n]
+//
+// with a + 128 = a xor 0x80 read as unsigned, gives the dot product its
+// operands: this pass rewrites each VNNI-packed int8 contraction (the rank-5
+// linalg.generic C[m][n/64][64] += A[m][k/4][4] * B[n/64][k/4][64][4] that
+// transform_scripts/pack_cpu.mlir makes of an int8 matmul) to read
+// `A xor 0x80` zero-extended, and subtracts 128 x the column sums of B after
+// it. The column sums read B only: for a weight they are computed once, in
+// @main_prepack (cuvil-split-prepack). The result is exact: i32 arithmetic
+// wraps, so both sides agree modulo 2^32, and the signed sum fits in i32.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILUNSIGNEDINT8LHS
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+bool isInt(Value v, unsigned width) {
+  return getElementTypeOrSelf(v.getType()).isSignlessInteger(width);
+}
+
+/// The body `acc + extsi(a) * extsi(b)` (i8 x i8 -> i32), in either operand order.
+bool isSignedInt8DotBody(linalg::GenericOp g) {
+  Block &body = g.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2), product;
+  if (add.getLhs() == acc)
+    product = add.getRhs();
+  else if (add.getRhs() == acc)
+    product = add.getLhs();
+  else
+    return false;
+  auto mul = product.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return false;
+  auto lhs = mul.getLhs().getDefiningOp<arith::ExtSIOp>();
+  auto rhs = mul.getRhs().getDefiningOp<arith::ExtSIOp>();
+  return lhs && rhs && lhs.getIn() == body.getArgument(0) && rhs.getIn() == body.getArgument(1) &&
+         body.getOperations().size() == 5;
+}
+
+/// The rank-5 VNNI int8 contraction of pack_cpu.mlir (see the file header).
+bool isPackedInt8Contraction(linalg::GenericOp g) {
+  if (!g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
+      g.getNumLoops() != 5)
+    return false;
+  Value a = g.getDpsInputOperand(0)->get(), b = g.getDpsInputOperand(1)->get();
+  Value c = g.getDpsInitOperand(0)->get();
+  if (!isInt(a, 8) || !isInt(b, 8) || !isInt(c, 32))
+    return false;
+  auto bType = cast<RankedTensorType>(b.getType());
+  auto cType = cast<RankedTensorType>(c.getType());
+  if (!bType.hasStaticShape() || !cType.hasStaticShape() || bType.getRank() != 4 || cType.getRank() != 3)
+    return false;
+  SmallVector<utils::IteratorType> it = g.getIteratorTypesArray();
+  using utils::IteratorType;
+  // loops [m, n/64, k/4, 64, 4]
+  if (it[0] != IteratorType::parallel || it[1] != IteratorType::parallel || it[2] != IteratorType::reduction ||
+      it[3] != IteratorType::parallel || it[4] != IteratorType::reduction)
+    return false;
+  MLIRContext *ctx = g.getContext();
+  AffineExpr m, np, kq, j, v;
+  bindDims(ctx, m, np, kq, j, v);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  return maps[0] == AffineMap::get(5, 0, {m, kq, v}, ctx) &&
+         maps[1] == AffineMap::get(5, 0, {np, kq, j, v}, ctx) &&
+         maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx) && bType.getShape()[3] == 4 &&
+         isSignedInt8DotBody(g);
+}
+
+linalg::GenericOp elementwise(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                              Value init, function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(), utils::IteratorType::parallel);
+  return linalg::GenericOp::create(b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
+                                   [&](OpBuilder &nb, Location l, ValueRange args) {
+                                     linalg::YieldOp::create(nb, l, body(nb, l, args));
+                                   });
+}
+
+void rewrite(linalg::GenericOp g) {
+  OpBuilder b(g);
+  Location loc = g.getLoc();
+  MLIRContext *ctx = g.getContext();
+  Type i8 = b.getI8Type(), i32 = b.getI32Type();
+  Value a = g.getDpsInputOperand(0)->get(), bp = g.getDpsInputOperand(1)->get();
+  Value c = g.getDpsInitOperand(0)->get();
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bp.getType());
+
+  // A xor 0x80: the same bits as a + 128 read as unsigned.
+  Value aEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, a), i8);
+  Value aFlip = elementwise(b, loc, {a}, {b.getMultiDimIdentityMap(aType.getRank())}, aEmpty,
+                            [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                              Value bit = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i8, -128));
+                              return arith::XOrIOp::create(nb, l, args[0], bit);
+                            }).getResult(0);
+
+  // Column sums of B in C's packed layout: S[n/64][64] = sum over k/4, 4.
+  AffineExpr np, kq, j, v;
+  bindDims(ctx, np, kq, j, v);
+  SmallVector<int64_t> sumShape = {bType.getShape()[0], bType.getShape()[2]};
+  Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i32, 0));
+  Value sumEmpty = tensor::EmptyOp::create(b, loc, sumShape, i32);
+  Value sumInit = linalg::FillOp::create(b, loc, zero, sumEmpty).getResult(0);
+  SmallVector<AffineMap> sumMaps = {AffineMap::get(4, 0, {np, kq, j, v}, ctx),
+                                    AffineMap::get(4, 0, {np, j}, ctx)};
+  using utils::IteratorType;
+  SmallVector<IteratorType> sumIterators = {IteratorType::parallel, IteratorType::reduction,
+                                            IteratorType::parallel, IteratorType::reduction};
+  Value sums = linalg::GenericOp::create(
+                   b, loc, TypeRange{sumInit.getType()}, ValueRange{bp}, ValueRange{sumInit}, sumMaps,
+                   sumIterators,
+                   [&](OpBuilder &nb, Location l, ValueRange args) {
+                     Value w = arith::ExtSIOp::create(nb, l, i32, args[0]);
+                     linalg::YieldOp::create(nb, l, ValueRange{arith::AddIOp::create(nb, l, args[1], w)});
+                   })
+                   .getResult(0);
+
+  // The contraction on the unsigned lhs.
+  g->setOperand(0, aFlip);
+  Block &body = g.getRegion().front();
+  auto mul = cast<arith::MulIOp>(*llvm::find_if(body, [](Operation &op) { return isa<arith::MulIOp>(op); }));
+  auto lhsExt = mul.getLhs().getDefiningOp<arith::ExtSIOp>();
+  OpBuilder bb(lhsExt);
+  Value unsignedLhs = arith::ExtUIOp::create(bb, lhsExt.getLoc(), i32, lhsExt.getIn());
+  lhsExt.replaceAllUsesWith(unsignedLhs);
+  lhsExt.erase();
+
+  // C = P - 128 * S[n/64][64], into a fresh tensor of C's shape.
+  b.setInsertionPointAfter(g);
+  AffineExpr m, n2, j2;
+  bindDims(ctx, m, n2, j2);
+  Value outEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, c), i32);
+  auto fix = elementwise(b, loc, {g.getResult(0), sums},
+                         {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {n2, j2}, ctx)}, outEmpty,
+                         [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                           Value k128 = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i32, 128));
+                           Value s = arith::MulIOp::create(nb, l, args[1], k128);
+                           return arith::SubIOp::create(nb, l, args[0], s);
+                         });
+  g.getResult(0).replaceAllUsesExcept(fix.getResult(0), fix);
+}
+
+struct CuvilUnsignedInt8LhsPass : cuvil::impl::CuvilUnsignedInt8LhsBase<CuvilUnsignedInt8LhsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> contractions;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (isPackedInt8Contraction(g))
+        contractions.push_back(g);
+    });
+    for (linalg::GenericOp g : contractions)
+      rewrite(g);
+  }
+};
+
+} // namespace

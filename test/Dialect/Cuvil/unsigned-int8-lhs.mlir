@@ -1,0 +1,70 @@
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-unsigned-int8-lhs))" | FileCheck %s
+
+// The VNNI-packed int8 contraction pack_cpu.mlir makes of a 32x256x192
+// matmul: the lhs flipped to unsigned (xor 0x80), read zero-extended; B's
+// column sums in C's packed layout; 128 x the sums subtracted from the result.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+// CHECK-LABEL: func.func @packed
+// CHECK:         %[[FLIP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<32x64x4xi8>) outs(%{{.*}} : tensor<32x64x4xi8>)
+// CHECK:           arith.xori %{{.*}}, %{{.*}} : i8
+// CHECK:         %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel", "reduction"]
+// CHECK-SAME:        ins(%{{.*}} : tensor<3x64x64x4xi8>) outs(%{{.*}} : tensor<3x64xi32>)
+// CHECK:           arith.extsi
+// CHECK:           arith.addi
+// CHECK:         %[[DOT:.*]] = linalg.generic {{.*}} ins(%[[FLIP]], %{{.*}} : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>)
+// CHECK:           arith.extui %{{.*}} : i8 to i32
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.muli
+// CHECK:           arith.addi
+// CHECK:         %[[FIX:.*]] = linalg.generic {{.*}} ins(%[[DOT]], %[[SUMS]] : tensor<32x3x64xi32>, tensor<3x64xi32>)
+// CHECK:           %[[S:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK:           arith.subi %{{.*}}, %[[S]] : i32
+// CHECK:         return %[[FIX]]
+func.func @packed(%a: tensor<32x64x4xi8>, %b: tensor<3x64x64x4xi8>) -> tensor<32x3x64xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x3x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<32x3x64xi32>) -> tensor<32x3x64xi32>
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%f : tensor<32x3x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %x32 = arith.extsi %x : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<32x3x64xi32>
+  return %r : tensor<32x3x64xi32>
+}
+
+// -----
+
+// An int8 matmul that was not VNNI-packed (here: the plain named op) and a
+// packed contraction of another type keep their form.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     arith.xori
+// CHECK-NOT:     arith.extui
+// CHECK:         linalg.matmul
+// CHECK-NOT:     arith.xori
+// CHECK:         return
+func.func @left_alone(%a: tensor<32x256xi8>, %b: tensor<256x192xi8>, %c: tensor<32x192xi32>,
+                      %fa: tensor<32x64x4xi16>, %fb: tensor<3x64x64x4xi16>, %fc: tensor<32x3x64xi32>)
+    -> (tensor<32x192xi32>, tensor<32x3x64xi32>) {
+  %r = linalg.matmul ins(%a, %b : tensor<32x256xi8>, tensor<256x192xi8>) outs(%c : tensor<32x192xi32>) -> tensor<32x192xi32>
+  %s = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%fa, %fb : tensor<32x64x4xi16>, tensor<3x64x64x4xi16>) outs(%fc : tensor<32x3x64xi32>) {
+  ^bb0(%x: i16, %w: i16, %acc: i32):
+    %x32 = arith.extsi %x : i16 to i32
+    %w32 = arith.extsi %w : i16 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %t = arith.addi %acc, %p : i32
+    linalg.yield %t : i32
+  } -> tensor<32x3x64xi32>
+  return %r, %s : tensor<32x192xi32>, tensor<32x3x64xi32>
+}
