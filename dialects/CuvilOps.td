@@ -24,10 +24,13 @@ def Cuvil_MatmulOp : Cuvil_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
     `transpose_b`, the layout of `nn.Linear` weights), result
     `[broadcast(B, B')..., M, N]`. Rank-1 operands are not accepted: reshape
     first. `lhs` may carry a `#cuvil.sparse_csr` encoding (rank 2), in which
-    case only the stored entries are multiplied.
+    case only the stored entries are multiplied. Products accumulate in the
+    operands' element type, but for int8 operands (signed), which accumulate
+    in i32 (`torch._int_mm`; x86's int8 dot products).
 
     ```mlir
     %c = cuvil.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+    %d = cuvil.matmul %x, %w {transpose_b} : tensor<32x64xi8>, tensor<128x64xi8> -> tensor<32x128xi32>
     ```
   }];
   let arguments = (ins Cuvil_Tensor:$lhs, Cuvil_Tensor:$rhs, UnitAttr:$transpose_b);

@@ -118,6 +118,18 @@ def CuvilMathApprox : Pass<"cuvil-math-approx", "::mlir::func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def CuvilFoldUnitExtentDims : Pass<"cuvil-fold-unit-extent-dims"> {
+  let summary = "linalg-fold-unit-extent-dims, but for the VNNI-packed contractions";
+  let description = [{
+    Drops unit dimensions of linalg ops as upstream's
+    `linalg-fold-unit-extent-dims` does, except from the rank-5 VNNI-packed
+    contractions of pack_cpu.mlir (loops [m, n/64, k/v, 64, v]): with one
+    64-column panel (N = 64) the panel loop has one trip, and folding it
+    away would leave an op the dot-product schedule does not match.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilLowerX86Dot : Pass<"cuvil-lower-x86-dot", "::mlir::func::FuncOp"> {
   let summary = "cuvil.x86.dot_u8s8 -> llvm.x86.avx512.vpdpbusd.512";
   let description = [{
@@ -377,7 +389,9 @@ def CuvilUnsignedInt8Lhs : Pass<"cuvil-unsigned-int8-lhs", "::mlir::func::FuncOp
 
         sum_k a b  =  sum_k (a xor 0x80 : unsigned) b  -  128 * sum_k b
 
-    the contraction reads `A xor 0x80` zero-extended, and an elementwise op
+    the contraction reads `A xor 0x80` zero-extended (the xor added to the
+    all-parallel op that writes A when the contraction is A's only reader,
+    through reshapes: an im2col gather, a quantize), and an elementwise op
     after it subtracts 128 x B's column sums (a reduction over B: for a
     weight, weight-only work that cuvil-split-prepack hoists into
     @main_prepack). Exact: i32 arithmetic wraps. Other ops are left alone.

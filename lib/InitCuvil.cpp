@@ -13,6 +13,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilCheckGatherIndices();
     registerCuvilCollapseParallelLoops();
     registerCuvilEarlyDealloc();
+    registerCuvilFoldUnitExtentDims();
     registerCuvilFoldZeroTripLinalg();
     registerCuvilGuardIntegerDivision();
     registerCuvilIm2colConv();

@@ -82,27 +82,41 @@ module attributes {transform.with_named_sequence} {
       -> !transform.any_op {
     %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
     %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-    transform.include @cuvil_match_packable_matmul_of_widths failures(propagate) (%op, %c16, %c32)
+    transform.include @cuvil_match_packable_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
     transform.yield %op : !transform.any_op
   }
 
   // --- int8 (AVX512-VNNI hosts): quad panels for vpdpbusd -------------------
-  // A packable matmul with 8-bit operands and a 32-bit result: int8 x int8 -> int32.
+  // An int8 x int8 -> int32 matmul with static M >= 16 and N >= 64: one
+  // 64-column panel already pays here (the plain kernel multiplies
+  // sign-extended i32 lanes, a quarter of vpdpbusd's products per
+  // instruction), e.g. the 64-channel convolutions of a ResNet's first stage.
   transform.named_sequence @cuvil_match_packable_int8_matmul(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %n = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %min_m = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %min_n = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      transform.match.param.cmpi ge %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield
+    }
     %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
     %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-    transform.include @cuvil_match_packable_matmul_of_widths failures(propagate) (%op, %c8, %c32)
+    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c8, %c32)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
     transform.yield %op : !transform.any_op
   }
 
-  // A packable matmul whose operands have `in` bits and whose result has `out`.
-  transform.named_sequence @cuvil_match_packable_matmul_of_widths(%op: !transform.any_op {transform.readonly},
+  // A contraction whose operands have `in` bits and whose result has `out`.
+  transform.named_sequence @cuvil_match_operand_widths(%op: !transform.any_op {transform.readonly},
       %in: !transform.param<i64> {transform.readonly}, %out: !transform.param<i64> {transform.readonly})
       -> !transform.any_op {
-    transform.include @cuvil_match_packable_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
       %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value

@@ -86,6 +86,15 @@ static LogicalResult requireDense(std::optional<Location> loc, Type type,
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
+/// The element type a cuvil.matmul of `operand` elements produces: int8
+/// products accumulate in i32 (torch._int_mm, x86's int8 dot products), so
+/// that a sum of K products does not wrap; other types accumulate in their own.
+static Type accumulatorType(Type operand) {
+  if (operand.isSignlessInteger(8))
+    return IntegerType::get(operand.getContext(), 32);
+  return operand;
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -123,7 +132,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *context,
     return failure();
   SmallVector<int64_t> shape(*batch);
   shape.append({m, n});
-  inferred.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  inferred.push_back(RankedTensorType::get(shape, accumulatorType(lhs.getElementType())));
   return success();
 }
 

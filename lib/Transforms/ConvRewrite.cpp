@@ -8,8 +8,14 @@
 using namespace mlir;
 using namespace mlir::cuvil;
 
+bool mlir::cuvil::isInt8Conv(linalg::Conv2DNchwFchwOp conv) {
+  return getElementTypeOrSelf(conv.getInputs()[0].getType()).isSignlessInteger(8) &&
+         getElementTypeOrSelf(conv.getInputs()[1].getType()).isSignlessInteger(8) &&
+         getElementTypeOrSelf(conv.getOutputs()[0].getType()).isSignlessInteger(32);
+}
+
 FailureOr<ConvShape> mlir::cuvil::matchBatchOneConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv,
-                                                    int64_t minIn, int64_t minOut) {
+                                                    int64_t minIn, int64_t minOut, bool int8) {
   if (!conv.hasPureTensorSemantics())
     return rewriter.notifyMatchFailure(conv, "not on tensors");
   auto in = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
@@ -17,8 +23,14 @@ FailureOr<ConvShape> mlir::cuvil::matchBatchOneConv(RewriterBase &rewriter, lina
   auto out = dyn_cast<RankedTensorType>(conv.getOutputs()[0].getType());
   if (!in || !filter || !out || !in.hasStaticShape() || !filter.hasStaticShape() || !out.hasStaticShape())
     return rewriter.notifyMatchFailure(conv, "dynamic shapes");
-  if (!in.getElementType().isF32() || !filter.getElementType().isF32() || !out.getElementType().isF32())
-    return rewriter.notifyMatchFailure(conv, "not f32");
+  bool f32 = in.getElementType().isF32() && filter.getElementType().isF32() && out.getElementType().isF32();
+  bool integer = int8 && isInt8Conv(conv);
+  if (!f32 && !integer)
+    return rewriter.notifyMatchFailure(conv, int8 ? "not f32 or int8 -> i32" : "not f32");
+  // The channel thresholds are where the f32 rewrites beat the direct conv
+  // kernel; an int8 conv has no direct kernel of its own (vpdpbusd is the matmul's).
+  if (integer)
+    minIn = minOut = 1;
   ConvShape s{in.getDimSize(1),  filter.getDimSize(0), in.getDimSize(2),     in.getDimSize(3),
               out.getDimSize(2), out.getDimSize(3),    filter.getDimSize(2), filter.getDimSize(3)};
   if (in.getDimSize(0) != 1)
@@ -52,7 +64,7 @@ bool mlir::cuvil::isWeightOnly(Value v) { return ::isWeightOnly(v, /*depth=*/8);
 Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result) {
   Value init = conv.getOutputs()[0];
   auto fill = init.getDefiningOp<linalg::FillOp>();
-  if (fill && matchPattern(fill.value(), m_AnyZeroFloat()))
+  if (fill && (matchPattern(fill.value(), m_AnyZeroFloat()) || matchPattern(fill.value(), m_Zero())))
     return result;
   auto type = cast<RankedTensorType>(init.getType());
   AffineMap id = b.b.getMultiDimIdentityMap(type.getRank());
@@ -61,7 +73,9 @@ Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, 
              ArrayRef<AffineMap>{id, id, id},
              SmallVector<utils::IteratorType>(type.getRank(), utils::IteratorType::parallel),
              [](OpBuilder &nb, Location l, ValueRange a) {
-               linalg::YieldOp::create(nb, l, arith::AddFOp::create(nb, l, a[0], a[1]).getResult());
+               Value sum = isa<FloatType>(a[0].getType()) ? Value(arith::AddFOp::create(nb, l, a[0], a[1]))
+                                                          : Value(arith::AddIOp::create(nb, l, a[0], a[1]));
+               linalg::YieldOp::create(nb, l, sum);
              })
       .getResult(0);
 }

@@ -14,7 +14,8 @@
 
 namespace mlir::cuvil {
 
-/// Static f32 tensor IR at one location.
+/// Static tensor IR of one element type (`f32`: the float rewrites' type;
+/// the int8 im2col builds i8 and i32 tensors with one each) at one location.
 struct TensorBuilder {
   OpBuilder &b;
   Location loc;
@@ -23,7 +24,7 @@ struct TensorBuilder {
   Value empty(ArrayRef<int64_t> shape) { return tensor::EmptyOp::create(b, loc, shape, f32); }
 
   Value zeros(ArrayRef<int64_t> shape) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(f32)));
     return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{empty(shape)}).getResult(0);
   }
 
@@ -98,10 +99,14 @@ struct ConvShape {
 };
 
 /// The shape of `conv` when it is a static f32 batch-1 convolution on
-/// tensors with at least `minIn` input and `minOut` output channels; else a
-/// match failure saying which condition failed.
+/// tensors with at least `minIn` input and `minOut` output channels (or,
+/// with `int8`, also an int8 one with an i32 accumulator, whatever its
+/// channels); else a match failure saying which condition failed.
 FailureOr<ConvShape> matchBatchOneConv(RewriterBase &rewriter, linalg::Conv2DNchwFchwOp conv, int64_t minIn,
-                                       int64_t minOut);
+                                       int64_t minOut, bool int8 = false);
+
+/// Whether `conv` takes int8 operands into an i32 accumulator.
+bool isInt8Conv(linalg::Conv2DNchwFchwOp conv);
 
 /// Whether every value of `attr` (a conv's strides or dilations) is 1.
 bool allOnes(DenseIntElementsAttr attr);

@@ -56,7 +56,12 @@ Value gatherWindows(TensorBuilder &b, Value xt, const ConvShape &s, ArrayRef<int
 }
 
 Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s) {
-  TensorBuilder b{ob, conv.getLoc(), ob.getF32Type()};
+  // Operands and windows in the input's type, the product in the
+  // accumulator's (f32, or i8 operands into i32: linalg.matmul extends them).
+  Type inType = getElementTypeOrSelf(conv.getInputs()[0].getType());
+  Type accType = getElementTypeOrSelf(conv.getOutputs()[0].getType());
+  TensorBuilder b{ob, conv.getLoc(), inType};
+  TensorBuilder acc{ob, conv.getLoc(), accType};
   auto strides = llvm::to_vector(conv.getStrides().getValues<int64_t>());
   auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
   const int64_t p = s.oh * s.ow;
@@ -68,12 +73,12 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
 
   Value rhs = b.collapse(b.transpose(conv.getInputs()[1], {s.kh, s.kw, s.c, s.f}, {2, 3, 1, 0}), {{0, 1, 2}, {3}});
 
-  auto outType = RankedTensorType::get({p, s.f}, b.f32);
+  auto outType = RankedTensorType::get({p, s.f}, accType);
   Value prod = linalg::MatmulOp::create(ob, b.loc, TypeRange{outType}, ValueRange{lhs, rhs},
-                                        ValueRange{b.zeros({p, s.f})})
+                                        ValueRange{acc.zeros({p, s.f})})
                    .getResult(0);
-  Value y = b.transpose(prod, {s.f, p}, {1, 0});
-  return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2, 3}}));
+  Value y = acc.transpose(prod, {s.f, p}, {1, 0});
+  return addConvInit(acc, conv, acc.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2, 3}}));
 }
 
 struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
@@ -82,7 +87,7 @@ struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
 
   LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv, PatternRewriter &rewriter) const override {
     FailureOr<ConvShape> shape =
-        matchBatchOneConv(rewriter, conv, options.minInputChannels, options.minOutputChannels);
+        matchBatchOneConv(rewriter, conv, options.minInputChannels, options.minOutputChannels, /*int8=*/true);
     if (failed(shape))
       return failure();
     LLVM_DEBUG(DBGS() << "im2col matmul " << shape->oh * shape->ow << " x " << shape->f << " x "

@@ -54,7 +54,8 @@ struct LowerMatmul : OpRewritePattern<MatmulOp> {
       // what the matmul schedules match.
       if (op.getTransposeB()) {
         Value init = emptyTensor(rewriter, loc, {rt.getDimSize(1), rt.getDimSize(0)},
-                                 et, [&](unsigned i) { return dimOf(rewriter, loc, rhs, 1 - i); });
+                                 rt.getElementType(),
+                                 [&](unsigned i) { return dimOf(rewriter, loc, rhs, 1 - i); });
         rhs = linalg::TransposeOp::create(rewriter, loc, rhs, init,
                                           ArrayRef<int64_t>{1, 0})
                   .getResult()[0];

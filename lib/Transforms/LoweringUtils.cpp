@@ -147,6 +147,12 @@ AffineMap mlir::cuvil::batchedMap(MLIRContext *ctx, unsigned numLoops, ArrayRef<
 static Value macBody(OpBuilder &b, Location loc, Value x, Value y, Value acc) {
   if (isFloat(acc.getType()))
     return arith::AddFOp::create(b, loc, acc, arith::MulFOp::create(b, loc, x, y));
+  // int8 operands of an i32 accumulator (cuvil.matmul): sign-extended, as
+  // linalg.matmul's body does for mixed types.
+  if (x.getType() != acc.getType())
+    x = arith::ExtSIOp::create(b, loc, acc.getType(), x);
+  if (y.getType() != acc.getType())
+    y = arith::ExtSIOp::create(b, loc, acc.getType(), y);
   return arith::AddIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, x, y));
 }
 

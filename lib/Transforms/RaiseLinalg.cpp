@@ -8,6 +8,7 @@
 #include "cuvil/Transforms/Passes.h"
 #include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -82,11 +83,13 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
         !isZeroFilled(op.getDpsInits()[0]))
       return failure();
     Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1];
-    // cuvil.matmul accumulates in its operands' type: a widening product
-    // (i32 x i32 -> i64, ONNX's MatMulInteger) stays a linalg op.
+    // cuvil.matmul accumulates in its operands' type, int8 in i32: another
+    // widening product (i32 x i32 -> i64, ONNX's MatMulInteger) stays a
+    // linalg op.
     Type elementType = getElementTypeOrSelf(op.getResult(0).getType());
-    if (getElementTypeOrSelf(lhs.getType()) != elementType ||
-        getElementTypeOrSelf(rhs.getType()) != elementType)
+    Type operandType = getElementTypeOrSelf(lhs.getType());
+    bool int8 = operandType.isSignlessInteger(8) && elementType.isSignlessInteger(32);
+    if ((operandType != elementType && !int8) || getElementTypeOrSelf(rhs.getType()) != operandType)
       return rewriter.notifyMatchFailure(op, "operands and result differ in element type");
     bool transposeB = false;
     if (Value weight = broadcastSource(rhs))
@@ -118,6 +121,67 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
   }
 };
 
+/// The i8 tensor that an elementwise linalg.generic sign-extends (its only
+/// op: `arith.extsi` of its one input), or null.
+Value signExtendedInt8(Value v) {
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = g.getRegion().front();
+  auto ext = dyn_cast<arith::ExtSIOp>(body.front());
+  if (!ext || ext.getIn() != body.getArgument(0) || !ext.getIn().getType().isSignlessInteger(8) ||
+      body.getTerminator()->getOperand(0) != ext.getResult())
+    return {};
+  return g.getDpsInputs()[0];
+}
+
+/// The elementwise linalg.generic that only truncates `v` (i64) to i32, when
+/// it is `v`'s only user; else null.
+linalg::GenericOp truncationToI32(Value v) {
+  if (!v.hasOneUse())
+    return {};
+  auto g = dyn_cast<linalg::GenericOp>(*v.getUsers().begin());
+  if (!g || g.getNumDpsInputs() != 1 || g.getDpsInputs()[0] != v ||
+      !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = g.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncIOp>(body.front());
+  if (!trunc || trunc.getIn() != body.getArgument(0) || !trunc.getType().isSignlessInteger(32) ||
+      body.getTerminator()->getOperand(0) != trunc.getResult())
+    return {};
+  return g;
+}
+
+/// torch-mlir writes an int8 convolution computed in int32 (what
+/// cuvil/importer_quantized.py emits for PT2E's quantized convs: PyTorch has
+/// no int8 conv op) as a conv of sign-extended operands into an i64
+/// accumulator, truncated to i32. The same bits come from the int8 conv with
+/// an i32 accumulator (i32 arithmetic wraps consistently): the form the conv
+/// rewrites (cuvil-im2col-conv) turn into an int8 matmul.
+struct NarrowInt8Convolution : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::Conv2DNchwFchwOp conv, PatternRewriter &rewriter) const override {
+    if (!conv.hasPureTensorSemantics() || !isZeroFilled(conv.getOutputs()[0]) ||
+        !getElementTypeOrSelf(conv.getResult(0).getType()).isSignlessInteger(64))
+      return failure();
+    Value x = signExtendedInt8(conv.getInputs()[0]), w = signExtendedInt8(conv.getInputs()[1]);
+    linalg::GenericOp trunc = truncationToI32(conv.getResult(0));
+    if (!x || !w || !trunc)
+      return rewriter.notifyMatchFailure(conv, "not an int8 convolution truncated to i32");
+    Location loc = conv.getLoc();
+    auto type = cast<RankedTensorType>(trunc.getResult(0).getType());
+    Value zero = arith::ConstantOp::create(rewriter, loc, rewriter.getI32IntegerAttr(0));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    Value init = linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+    auto narrow = linalg::Conv2DNchwFchwOp::create(rewriter, loc, TypeRange{type}, ValueRange{x, w},
+                                                   ValueRange{init}, conv.getStrides(), conv.getDilations());
+    rewriter.replaceOp(trunc, narrow.getResults());
+    return success();
+  }
+};
+
 struct CuvilRaiseLinalgPass
     : mlir::cuvil::impl::CuvilRaiseLinalgBase<CuvilRaiseLinalgPass> {
   LogicalResult initialize(MLIRContext *ctx) override {
@@ -138,6 +202,6 @@ struct CuvilRaiseLinalgPass
 } // namespace
 
 void mlir::cuvil::populateRaiseLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseContraction<linalg::MatmulOp>, RaiseContraction<linalg::BatchMatmulOp>>(
-      patterns.getContext());
+  patterns.add<RaiseContraction<linalg::MatmulOp>, RaiseContraction<linalg::BatchMatmulOp>,
+               NarrowInt8Convolution>(patterns.getContext());
 }

@@ -85,6 +85,26 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
          isSignedInt8DotBody(g);
 }
 
+/// The all-parallel linalg.generic with one i8 result that writes `v`
+/// through reshapes only, when every value on the way has one use (so
+/// changing what it yields changes nothing else); else null.
+linalg::GenericOp soleParallelProducer(Value v) {
+  while (v.hasOneUse()) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return {};
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(def);
+    if (!g || g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() || !isInt(v, 8))
+      return {};
+    return g;
+  }
+  return {};
+}
+
 linalg::GenericOp elementwise(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                               Value init, function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
   auto type = cast<RankedTensorType>(init.getType());
@@ -107,13 +127,23 @@ void rewrite(linalg::GenericOp g) {
   auto aType = cast<RankedTensorType>(a.getType());
   auto bType = cast<RankedTensorType>(bp.getType());
 
-  // A xor 0x80: the same bits as a + 128 read as unsigned.
-  Value aEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, a), i8);
-  Value aFlip = elementwise(b, loc, {a}, {b.getMultiDimIdentityMap(aType.getRank())}, aEmpty,
-                            [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                              Value bit = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i8, -128));
-                              return arith::XOrIOp::create(nb, l, args[0], bit);
-                            }).getResult(0);
+  // A xor 0x80: the same bits as a + 128 read as unsigned. Folded into the
+  // op that writes A when the contraction is all that reads it (an im2col
+  // gather, a quantize: no extra pass over A), else an op of its own.
+  Value aFlip = a;
+  if (linalg::GenericOp producer = soleParallelProducer(a)) {
+    Operation *yield = producer.getBlock()->getTerminator();
+    OpBuilder yb(yield);
+    Value bit = arith::ConstantOp::create(yb, yield->getLoc(), yb.getIntegerAttr(i8, -128));
+    yield->setOperand(0, arith::XOrIOp::create(yb, yield->getLoc(), yield->getOperand(0), bit));
+  } else {
+    Value aEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, a), i8);
+    aFlip = elementwise(b, loc, {a}, {b.getMultiDimIdentityMap(aType.getRank())}, aEmpty,
+                        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                          Value bit = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i8, -128));
+                          return arith::XOrIOp::create(nb, l, args[0], bit);
+                        }).getResult(0);
+  }
 
   // Column sums of B in C's packed layout: S[n/64][64] = sum over k/4, 4.
   AffineExpr np, kq, j, v;

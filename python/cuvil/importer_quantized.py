@@ -157,9 +157,9 @@ def _activation(node) -> Optional[tuple]:
     return q, scale, zero
 
 
-def _weight(gm, node) -> Optional[tuple]:
+def _weight(gm, node, rank: int) -> Optional[tuple]:
     """(qw, scales or scale) of a symmetric int8 weight dequantize (per output
-    channel, axis 0, or per tensor) over a stored int8 tensor, else None."""
+    channel, axis 0, or per tensor) over a stored int8 tensor of `rank`, else None."""
     if not isinstance(node, torch.fx.Node):
         return None
     if node.target in _targets("dequantize_per_channel"):
@@ -175,7 +175,7 @@ def _weight(gm, node) -> Optional[tuple]:
     else:
         return None
     stored = _attr(gm, qw)
-    if stored is None or stored.dtype is not torch.int8 or stored.dim() != 2:
+    if stored is None or stored.dtype is not torch.int8 or stored.dim() != rank:
         return None
     return qw, scales
 
@@ -187,33 +187,84 @@ def int8_linear(q, scale, zero, qw, w_scale, bias):
     with a symmetric per-channel (or per-tensor) scale. torch.export traces
     it into the graph in place of the float linear."""
     rows = q.reshape(-1, q.shape[-1])
+    out = _int8_rows_times_weight(rows, scale, zero, qw, w_scale, bias)
+    return out.reshape(*q.shape[:-1], qw.shape[0])
+
+
+def int8_conv2d(q, scale, zero, qw, w_scale, bias, stride, padding, dilation):
+    """conv2d(dequantize(q), dequantize(qw), bias) (groups = 1) computed in
+    integers: q int8 [N, C, H, W] with a per-tensor scale and a zero point
+    that is a number, qw int8 [Cout, C, KH, KW] with a symmetric
+    per-output-channel scale. The padding is the zero point, which
+    dequantizes to 0.0 as the float conv's zeros. PyTorch has no int8 conv:
+    it is written on int32 operands, which torch-mlir accumulates in i64 and
+    truncates; the raise step (cuvil-raise-linalg) makes that the int8 conv
+    with an i32 accumulator, the conv rewrites an int8 im2col matmul."""
+    (ph, pw) = padding
+    padded = torch.nn.functional.pad(q, (pw, pw, ph, ph), value=zero) if ph or pw else q
+    acc = torch.ops.aten.convolution(padded.to(torch.int32), qw.to(torch.int32), None, list(stride), [0, 0],
+                                     list(dilation), False, [0, 0], 1)
+    if not (isinstance(zero, int) and zero == 0):
+        acc = acc - (qw.sum((1, 2, 3), dtype=torch.int32) * zero).to(torch.int32).reshape(1, -1, 1, 1)
+    out = acc.to(torch.float32) * (_as_f32(w_scale) * _as_f32(scale)).reshape(1, -1, 1, 1) \
+        if isinstance(w_scale, torch.Tensor) else acc.to(torch.float32) * (w_scale * _as_f32(scale))
+    return out + bias.reshape(1, -1, 1, 1) if bias is not None else out
+
+
+def _as_f32(v):
+    return v.to(torch.float32) if isinstance(v, torch.Tensor) else v
+
+
+def _int8_rows_times_weight(rows, scale, zero, qw, w_scale, bias):
+    """dequantize(rows) @ dequantize(qw)^T + bias for int8 rows [M, K] (scale,
+    zero point) and int8 qw [N, K] (scale per row of qw)."""
     acc = torch._int_mm(rows, qw.t())
     if not (isinstance(zero, int) and zero == 0):
         # sum_k (a - z) w = sum_k a w - z * sum_k w: the weight's column sums
         # are a weight-only value (computed once, in main_prepack).
         acc = acc - (qw.sum(1, dtype=torch.int32) * zero).to(torch.int32)
-    if isinstance(scale, torch.Tensor):
-        scale = scale.to(torch.float32)
-    if isinstance(w_scale, torch.Tensor):
-        w_scale = w_scale.to(torch.float32)
-    out = acc.to(torch.float32) * (w_scale * scale)
-    if bias is not None:
-        out = out + bias
-    return out.reshape(*q.shape[:-1], qw.shape[0])
+    out = acc.to(torch.float32) * (_as_f32(w_scale) * _as_f32(scale))
+    return out + bias if bias is not None else out
 
 
-def _integer_linear(g, node, act, weight) -> None:
-    """Replaces linear(dq(a), dq(w), b) by a call of int8_linear."""
-    q, scale, zero = act
-    qw, w_scales = weight
-    bias = node.args[2] if len(node.args) > 2 else node.kwargs.get("bias")
+def _integer_linear(gm, node) -> bool:
+    """linear(dq(a), dq(w), b) -> int8_linear, when a and w are int8 forms it takes."""
+    args = list(node.args) + [None] * (3 - len(node.args))
+    act, weight = _activation(args[0]), _weight(gm, args[1], rank=2)
+    bias = args[2] if args[2] is not None else node.kwargs.get("bias")
+    if act is None or weight is None or _is_dequantized(bias):
+        return False
+    (q, scale, zero), (qw, w_scale) = act, weight
+    _replace(gm.graph, node, int8_linear, (q, scale, zero, qw, w_scale, bias))
+    return True
+
+
+def _integer_conv2d(gm, node) -> bool:
+    """conv2d(dq(a), dq(w), b, stride, padding, dilation, groups = 1) -> int8_conv2d."""
+    defaults = [None, None, None, [1, 1], [0, 0], [1, 1], 1]
+    args = list(node.args) + defaults[len(node.args):]
+    x, w, bias, stride, padding, dilation, groups = args
+    act, weight = _activation(x), _weight(gm, w, rank=4)
+    pairs = [list(v) * 2 if len(v) == 1 else list(v) for v in (stride, padding, dilation)
+             if isinstance(v, (list, tuple))]
+    if act is None or weight is None or groups != 1 or len(pairs) != 3 or _is_dequantized(bias) \
+            or not isinstance(act[2], int) or node.kwargs:
+        return False
+    (q, scale, zero), (qw, w_scale) = act, weight
+    _replace(gm.graph, node, int8_conv2d, (q, scale, zero, qw, w_scale, bias, *pairs))
+    return True
+
+
+def _replace(g, node, fn, args) -> None:
     with g.inserting_before(node):
-        out = g.call_function(int8_linear, (q, scale, zero, qw, w_scales, bias))
+        out = g.call_function(fn, tuple(args))
     node.replace_all_uses_with(out)
     g.erase_node(node)
 
 
-_LINEAR = {torch.ops.aten.linear.default}
+#: The operators with an integer form here, and what writes it.
+_INTEGER_FORMS = {torch.ops.aten.linear.default: _integer_linear,
+                  torch.ops.aten.conv2d.default: _integer_conv2d}
 
 
 def rewrite(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -224,25 +275,19 @@ def rewrite(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     integer, floating = 0, []
     dequantize = _targets("dequantize_per_tensor", "dequantize_per_channel")
     for node in list(gm.graph.nodes):
-        if node.op != "call_function":
+        if node.op != "call_function" or not any(a.target in dequantize for a in node.all_input_nodes):
             continue
-        reads = [a for a in node.all_input_nodes if a.target in dequantize]
-        if not reads:
-            continue
-        if node.target in _LINEAR:
-            act, weight = _activation(node.args[0]), _weight(gm, node.args[1])
-            if act is not None and weight is not None and not _is_dequantized(node.args[2] if len(node.args) > 2
-                                                                              else None):
-                _integer_linear(gm.graph, node, act, weight)
-                integer += 1
-                continue
-        floating.append(node)
+        form = _INTEGER_FORMS.get(node.target)
+        if form is not None and form(gm, node):
+            integer += 1
+        else:
+            floating.append(node)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     for node in floating:
         log.info("cuvil: %s (%s) reads dequantized values and runs in float: Cuvil has no integer form "
                  "of it yet", _name(node), node.name)
-    log.debug("cuvil: quantized graph: %d integer linear layers, %d activations moved to int8, "
+    log.debug("cuvil: quantized graph: %d integer linear / conv layers, %d activations moved to int8, "
               "%d operators in float", integer, moved, len(floating))
     return gm
 

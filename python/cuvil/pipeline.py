@@ -292,8 +292,10 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     64-column panels before cuvil-split-prepack, so that packing a weight runs
     once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
     matmuls of a host with those dot products; int8 ones then read an
-    unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also weight-only). Unit dimensions are dropped late (1x128x768 ->
-    128x768: the schedules see rank <= 4 ops with projected-permutation maps).
+    unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also
+    weight-only). Unit dimensions are dropped late (1x128x768 -> 128x768: the
+    schedules see rank <= 4 ops with projected-permutation maps), but for the
+    VNNI contractions' panel loop (cuvil-fold-unit-extent-dims).
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
@@ -310,7 +312,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
             "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
-            "linalg-fold-unit-extent-dims", "canonicalize", "cse",
+            "cuvil-fold-unit-extent-dims", "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 

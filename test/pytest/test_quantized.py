@@ -138,3 +138,34 @@ def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     dots = "cuvil.x86.dot_u8s8" in kernel
     assert dots == (features == "" and m >= 16 and n >= 128)
     assert dots or re.search(r"arith\.muli[^\n]*vector<", kernel)
+
+
+class _Int8Conv(torch.nn.Module):
+    def __init__(self, weight, stride, padding, dilation):
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.geometry = stride, padding, dilation
+
+    def forward(self, q):
+        from cuvil.importer_quantized import int8_conv2d
+        return int8_conv2d(q, 1.0, 3, self.weight, 1.0, None, *self.geometry)
+
+
+@pytest.mark.parametrize("shape,kernel,stride,padding,dilation", [
+    ((1, 3, 20, 20), 7, 2, 3, 1),      # a ResNet stem: 3 channels, im2col
+    ((1, 16, 9, 9), 3, 1, 1, 1),
+    ((1, 16, 9, 9), 1, 2, 0, 1),       # the strided 1x1 downsample
+    ((1, 8, 11, 11), 3, 1, 2, 2),      # dilated
+    ((2, 8, 6, 6), 3, 1, 1, 1),        # batch 2: not an im2col matmul
+])
+def test_int8_conv_is_exact(shape, kernel, stride, padding, dilation):
+    """The integer sums of an int8 conv (zero point 3, padding with it) equal
+    the float conv of the dequantized values, computed in float64."""
+    g = torch.Generator().manual_seed(0)
+    cout = 32
+    w = torch.randint(-128, 128, (cout, shape[1], kernel, kernel), dtype=torch.int8, generator=g)
+    q = torch.randint(-128, 128, shape, dtype=torch.int8, generator=g)
+    geometry = [stride] * 2, [padding] * 2, [dilation] * 2
+    fast = cuvil.compile(_Int8Conv(w, *geometry))
+    want = torch.nn.functional.conv2d(q.double() - 3, w.double(), None, stride, padding, dilation)
+    assert torch.equal(fast(q).double(), want)

@@ -85,16 +85,16 @@ func.func @matmul_batched_broadcast(%a: tensor<?x4x8xf32>, %b: tensor<1x16x8xf32
 
 // -----
 
-// Integer contractions use muli/addi.
-// CHECK-LABEL: func.func @matmul_i8
-// CHECK:         %[[Z:.*]] = arith.constant 0 : i8
-// CHECK:         linalg.fill ins(%[[Z]] : i8)
+// Integer contractions use muli/addi (in their type; int8 below accumulates in i32).
+// CHECK-LABEL: func.func @matmul_i16
+// CHECK:         %[[Z:.*]] = arith.constant 0 : i16
+// CHECK:         linalg.fill ins(%[[Z]] : i16)
 // CHECK:         linalg.generic
-// CHECK:           arith.muli %{{.*}}, %{{.*}} : i8
-// CHECK:           arith.addi %{{.*}}, %{{.*}} : i8
-func.func @matmul_i8(%a: tensor<3x4x8xi8>, %b: tensor<3x8x2xi8>) -> tensor<3x4x2xi8> {
-  %0 = cuvil.matmul %a, %b : tensor<3x4x8xi8>, tensor<3x8x2xi8> -> tensor<3x4x2xi8>
-  return %0 : tensor<3x4x2xi8>
+// CHECK:           arith.muli %{{.*}}, %{{.*}} : i16
+// CHECK:           arith.addi %{{.*}}, %{{.*}} : i16
+func.func @matmul_i16(%a: tensor<3x4x8xi16>, %b: tensor<3x8x2xi16>) -> tensor<3x4x2xi16> {
+  %0 = cuvil.matmul %a, %b : tensor<3x4x8xi16>, tensor<3x8x2xi16> -> tensor<3x4x2xi16>
+  return %0 : tensor<3x4x2xi16>
 }
 
 // -----
@@ -440,4 +440,24 @@ func.func @cast_ints(%i: tensor<4xi32>, %j: tensor<4xi8>) -> (tensor<4xi8>, tens
   %1 = cuvil.dtype_cast %j : tensor<4xi8> to tensor<4xi32>
   %2 = cuvil.dtype_cast %i : tensor<4xi32> to tensor<4xf16>
   return %0, %1, %2 : tensor<4xi8>, tensor<4xi32>, tensor<4xf16>
+}
+
+// -----
+
+// int8 operands, i32 accumulator: the transposed weight stays int8, the
+// zero fill is i32; batched operands sign-extend in the generic's body.
+// CHECK-LABEL: func.func @int8_matmuls
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<128x64xi8>) outs(%{{.*}} : tensor<64x128xi8>)
+// CHECK:         linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<64x128xi32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xi8>, tensor<64x128xi8>) outs(%{{.*}} : tensor<64x128xi32>)
+// CHECK:         linalg.generic
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.extsi %{{.*}} : i8 to i32
+// CHECK:           arith.muli
+// CHECK:           arith.addi
+func.func @int8_matmuls(%x: tensor<2x32x64xi8>, %w: tensor<128x64xi8>, %y: tensor<2x64x16xi8>)
+    -> (tensor<2x32x128xi32>, tensor<2x32x16xi32>) {
+  %a = cuvil.matmul %x, %w {transpose_b} : tensor<2x32x64xi8>, tensor<128x64xi8> -> tensor<2x32x128xi32>
+  %b = cuvil.matmul %x, %y : tensor<2x32x64xi8>, tensor<2x64x16xi8> -> tensor<2x32x16xi32>
+  return %a, %b : tensor<2x32x128xi32>, tensor<2x32x16xi32>
 }

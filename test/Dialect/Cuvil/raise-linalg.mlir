@@ -134,3 +134,23 @@ func.func @batched_times_named_broadcast(%x: tensor<2x128x64xf32>, %w: tensor<64
   %m = linalg.batch_matmul ins(%x, %b : tensor<2x128x64xf32>, tensor<2x64x32xf32>) outs(%f : tensor<2x128x32xf32>) -> tensor<2x128x32xf32>
   return %m : tensor<2x128x32xf32>
 }
+
+// -----
+
+// An int8 matmul with an i32 accumulator (torch._int_mm, PT2E's quantized
+// linear layers) is a cuvil.matmul: int8 products accumulate in i32 there,
+// and the matmul is then out of reach of the elementwise fusion (which would
+// fold the reshapes around it into a higher-rank generic).
+// CHECK-LABEL: func.func @int8_matmul
+// CHECK:         %[[M:.*]] = cuvil.matmul %{{.*}}, %{{.*}} {transpose_b} : tensor<32x64xi8>, tensor<128x64xi8> -> tensor<32x128xi32>
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return %[[M]]
+func.func @int8_matmul(%x: tensor<32x64xi8>, %w: tensor<128x64xi8>) -> tensor<32x128xi32> {
+  %c0 = arith.constant 0 : i32
+  %t0 = tensor.empty() : tensor<64x128xi8>
+  %wt = linalg.transpose ins(%w : tensor<128x64xi8>) outs(%t0 : tensor<64x128xi8>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<32x128xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%o : tensor<32x128xi32>) -> tensor<32x128xi32>
+  %m = linalg.matmul ins(%x, %wt : tensor<32x64xi8>, tensor<64x128xi8>) outs(%f : tensor<32x128xi32>) -> tensor<32x128xi32>
+  return %m : tensor<32x128xi32>
+}

@@ -68,3 +68,44 @@ func.func @left_alone(%a: tensor<32x256xi8>, %b: tensor<256x192xi8>, %c: tensor<
   } -> tensor<32x3x64xi32>
   return %r, %s : tensor<32x192xi32>, tensor<32x3x64xi32>
 }
+
+// -----
+
+// A written by an elementwise op (a quantize) that only the contraction
+// reads: the flip is added to what that op yields, no extra pass over A.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+#id = affine_map<(a, b) -> (a, b)>
+// CHECK-LABEL: func.func @flip_in_producer
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}} : tensor<32x256xf32>) outs(%{{.*}} : tensor<32x256xi8>)
+// CHECK:           %[[Q:.*]] = arith.fptosi
+// CHECK:           %[[F:.*]] = arith.xori %[[Q]], %{{.*}} : i8
+// CHECK:           linalg.yield %[[F]]
+// CHECK:         tensor.expand_shape
+// CHECK-NOT:     arith.xori
+// CHECK:         arith.extui
+func.func @flip_in_producer(%x: tensor<32x256xf32>, %b: tensor<3x64x64x4xi8>) -> tensor<32x3x64xi32> {
+  %e8 = tensor.empty() : tensor<32x256xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<32x256xf32>) outs(%e8 : tensor<32x256xi8>) {
+  ^bb0(%v: f32, %o: i8):
+    %i = arith.fptosi %v : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<32x256xi8>
+  %a = tensor.expand_shape %q [[0], [1, 2]] output_shape [32, 64, 4] : tensor<32x256xi8> into tensor<32x64x4xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x3x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<32x3x64xi32>) -> tensor<32x3x64xi32>
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%f : tensor<32x3x64xi32>) {
+  ^bb0(%xa: i8, %w: i8, %acc: i32):
+    %x32 = arith.extsi %xa : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<32x3x64xi32>
+  return %r : tensor<32x3x64xi32>
+}

@@ -1,0 +1,54 @@
+//===- FoldUnitExtentDims.cpp - linalg-fold-unit-extent-dims, VNNI kept ---===//
+// Upstream's unit-dimension folding, except for the VNNI-packed contractions
+// of pack_cpu.mlir (C[m][n/64][64] += A[m][k/v][v] * B[n/64][k/v][64][v]):
+// a matmul of one 64-column panel (an int8 conv with 64 output channels)
+// would lose its panel loop and no longer be the rank-5 op that
+// matmul_dot_cpu.mlir schedules (it would stay scalar loops).
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILFOLDUNITEXTENTDIMS
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+/// Loops [m, n/64, k/v, 64, v] (parallel, parallel, reduction, parallel,
+/// reduction), v = 2 (bf16 pairs) or 4 (int8 quads), two inputs.
+bool isVnniContraction(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (g.getNumLoops() != 5 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+    return false;
+  SmallVector<IteratorType> it = g.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  return it[0] == IteratorType::parallel && it[1] == IteratorType::parallel &&
+         it[2] == IteratorType::reduction && it[3] == IteratorType::parallel &&
+         it[4] == IteratorType::reduction && ranges[3] == 64 && (ranges[4] == 2 || ranges[4] == 4);
+}
+
+struct CuvilFoldUnitExtentDimsPass
+    : cuvil::impl::CuvilFoldUnitExtentDimsBase<CuvilFoldUnitExtentDimsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    linalg::ControlDropUnitDims options;
+    auto upstream = options.controlFn;
+    options.controlFn = [upstream](Operation *op) -> SmallVector<unsigned> {
+      if (auto g = dyn_cast<linalg::GenericOp>(op); g && isVnniContraction(g))
+        return {};
+      return upstream(op);
+    };
+    RewritePatternSet patterns(&getContext());
+    linalg::populateFoldUnitExtentDimsPatterns(patterns, options);
+    linalg::populateMoveInitOperandsToInputPattern(patterns);
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace

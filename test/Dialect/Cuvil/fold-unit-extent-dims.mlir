@@ -1,0 +1,34 @@
+// RUN: cuvil-opt %s --split-input-file --cuvil-fold-unit-extent-dims | FileCheck %s
+
+// One 64-column panel (N = 64): the VNNI contraction keeps its five loops
+// (matmul_dot_cpu.mlir matches rank 5); the elementwise op after it loses
+// its unit dimension as upstream's pass drops it.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+#id = affine_map<(a, b, c) -> (a, b, c)>
+// CHECK-LABEL: func.func @one_panel
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<64x144x4xi8>, tensor<1x144x64x4xi8>) outs(%{{.*}} : tensor<64x1x64xi32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:        tensor<64x64xi32>
+func.func @one_panel(%a: tensor<64x144x4xi8>, %b: tensor<1x144x64x4xi8>, %c: tensor<64x1x64xi32>) -> tensor<64x1x64xi32> {
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x144x4xi8>, tensor<1x144x64x4xi8>) outs(%c : tensor<64x1x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %x32 = arith.extui %x : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<64x1x64xi32>
+  %e = tensor.empty() : tensor<64x1x64xi32>
+  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r : tensor<64x1x64xi32>) outs(%e : tensor<64x1x64xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    %y = arith.addi %x, %x : i32
+    linalg.yield %y : i32
+  } -> tensor<64x1x64xi32>
+  return %d : tensor<64x1x64xi32>
+}
