@@ -12,13 +12,15 @@ from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
+            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None, calibration=None):
     """Compile a torch.nn.Module, or an ONNX model (a path or an
-    onnx.ModelProto), to native code (see cuvil.compiler, cuvil.compiler_onnx)."""
+    onnx.ModelProto), to native code (see cuvil.compiler, cuvil.compiler_onnx).
+    precision: "fp32", "bf16", "fp16", "int8" (with calibration=[(x,), ...]),
+    "int8-dynamic"."""
     from .compiler import compile as _compile
     return _compile(model, example_inputs, target=target, opt_level=opt_level,
                     num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
-                    precision=precision, dump_dir=dump_dir)
+                    precision=precision, dump_dir=dump_dir, calibration=calibration)
 
 
 def export(model, example_inputs, out_dir, target="host"):

@@ -105,6 +105,8 @@ class _Subject:
         from .compiler import CompiledModule
         from .compiler_onnx import CompiledOnnxModule
         cls = CompiledOnnxModule if self.onnx else CompiledModule
+        if options.get("precision") == "int8" and not self.onnx:
+            options["calibration"] = [self.inputs]   # the random inputs: one batch
         return cls(self.model, self.inputs, **options)
 
     def reference(self):
@@ -176,7 +178,9 @@ def _compare_with_reference(fast, subject, args):
 
 # The default --rtol per --precision: a few roundings of the operands'
 # significand (bf16: 8 bits, fp16: 11) over sums of many products.
-_DEFAULT_RTOL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 5e-3}
+_DEFAULT_RTOL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 5e-3,
+                 # int8: an activation quantization step or so per layer (2^-8 of the range)
+                 "int8": 1e-1, "int8-dynamic": 1e-1}
 
 
 def _check_fields(check, subject) -> dict:

@@ -32,12 +32,15 @@ class CompiledModule:
 
     def __init__(self, model, example_inputs=None, target="host", opt_level=3,
                  num_threads=None, schedule=None, use_cache=True, dynamic_dims=None, profile=False,
-                 precision="fp32", target_features=None, dump_dir=None):
+                 precision="fp32", target_features=None, dump_dir=None, calibration=None):
         self.options = CompileOptions.make(target=target, opt_level=opt_level, num_threads=num_threads,
                                            profile=profile, dynamic_dims=dynamic_dims, schedule=schedule,
                                            use_cache=use_cache, precision=precision,
                                            target_features=target_features, dump_dir=dump_dir)
         self.model = self._prepare(model)
+        from .quantize import INT8_PRECISIONS
+        if self.options.precision in INT8_PRECISIONS:
+            self.model = self._quantize(example_inputs, calibration)
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
         if example_inputs is not None:
@@ -193,6 +196,11 @@ class CompiledModule:
         from .importer_quantized import in_eval_mode
         return in_eval_mode(model)
 
+    def _quantize(self, example_inputs, calibration):
+        """The model quantized for an int8 precision (cuvil.quantize)."""
+        from .quantize import quantize
+        return quantize(self.model, self.options.precision, example_inputs, calibration)
+
     @property
     def model_name(self) -> str:
         return type(self.model).__name__
@@ -346,7 +354,7 @@ def _dump_folder(root, model_name: str):
 
 
 def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=None,
-            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None):
+            dynamic_dims=None, profile=False, precision="fp32", dump_dir=None, calibration=None):
     """Compiles `model` (a torch.nn.Module; or an ONNX model: a path or an
     onnx.ModelProto, see cuvil.compiler_onnx) to native code; see CompiledModule.
 
@@ -355,6 +363,12 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
     weights are converted once, when bound; everything else stays f32; inputs
     and outputs keep their dtypes). Expect the error of eager bf16 / fp16:
     about 2^-8 / 2^-11 of each product's size, growing with sqrt(K).
+    "int8" / "int8-dynamic" quantize the model with PyTorch's PT2E flow first
+    (cuvil.quantize; needs torchao): static int8 observes the activations'
+    ranges on `calibration` ([(x,), ...]), dynamic int8 computes them per
+    call. A model already quantized with PT2E (convert_pt2e) compiles as it
+    is, with any precision. Expect about one activation quantization step of
+    error per layer against fp32.
     dump_dir: each compile writes into a new folder <dump_dir>/<Model>-<n>/
     the imported IR (0_torch.mlir, 0_linalg.mlir), the IR after every pass
     of each pass step and after every transform script (raise/, schedule/,
@@ -373,4 +387,4 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
                                   profile=profile, precision=precision, dump_dir=dump_dir)
     return CompiledModule(model, example_inputs, target=target, opt_level=opt_level,
                           num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
-                          precision=precision, dump_dir=dump_dir)
+                          precision=precision, dump_dir=dump_dir, calibration=calibration)

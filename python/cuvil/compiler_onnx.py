@@ -29,6 +29,10 @@ def is_onnx_model(model) -> bool:
 class CompiledOnnxModule(CompiledModule):
     """What `cuvil.compile` returns for an ONNX model."""
 
+    def _quantize(self, example_inputs, calibration):
+        raise ValueError(f"precision={self.options.precision!r} quantizes PyTorch models (PT2E); an ONNX "
+                         "model's int8 form is a QDQ file (onnxruntime.quantization.quantize_static)")
+
     def __init__(self, model, example_inputs=None, dynamic_dims="auto", **options):
         onnx_model = model if isinstance(model, OnnxModel) else OnnxModel(model)
         # The model's symbolic dims ("auto"), or none: every input shape built for itself ({}).

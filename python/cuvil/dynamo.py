@@ -47,8 +47,15 @@ def cuvil_backend(gm, example_inputs, options=None, mode=None, **kwargs):
         what = f"unsupported op {op}" if op else str(err).splitlines()[0]
         warnings.warn(f"cuvil: running a graph eagerly: {what}", RuntimeWarning, stacklevel=3)
 
+    if options.get("precision") == "int8":
+        raise ValueError("precision='int8' (static) needs calibration batches, which a torch.compile "
+                         "backend does not get: use precision='int8-dynamic', or quantize with PT2E "
+                         "first (cuvil.compile(convert_pt2e(...)))")
     try:
         graph, tensor_positions, dynamic_dims = _tensor_only(gm)
+        if options.get("precision") == "int8-dynamic":   # quantized from this graph's inputs
+            import torch
+            options["example_inputs"] = [a for a in example_inputs if isinstance(a, torch.Tensor)]
         compiled = CompiledModule(graph, dynamic_dims=dynamic_dims, **options)
     except CuvilError as err:   # a graph Cuvil cannot take: Dynamo runs it as is
         eager(err)

@@ -88,7 +88,21 @@ def decompositions() -> Dict:
             fn = getattr(impl, name if overload == "default" else f"{name}_{overload}", None)
             if fn is not None:
                 table[getattr(packet, overload)] = _contiguous_results(fn)
+    table[qd.choose_qparams.tensor] = choose_qparams_per_tensor
     return table
+
+
+def choose_qparams_per_tensor(input, qmin: int, qmax: int, eps: float, dtype):
+    """quantized_decomposed.choose_qparams.tensor (the run-time activation
+    scale and zero point of PT2E's dynamic quantization) without its
+    data-dependent branches: torch.ao's implementation converts values to
+    Python numbers (`float(scale)`), which an export cannot trace. The same
+    arithmetic: scale in f32 from the range including 0, then f64."""
+    low, high = torch.aminmax(input)
+    low, high = torch.clamp(low, max=0.0), torch.clamp(high, min=0.0)
+    scale = torch.clamp((high - low) / float(qmax - qmin), min=eps)
+    zero = torch.clamp(qmin - torch.round(low / scale).to(torch.int32), qmin, qmax)
+    return scale.reshape(1).to(torch.float64), zero.reshape(1).to(torch.int64)
 
 
 def _contiguous_results(fn):

@@ -76,8 +76,11 @@ def environment() -> Environment:
 #: convolutions read their operands in (weights converted once, in
 #: main_prepack; accumulation, softmax, norms, reductions, GELU stay f32;
 #: inputs and outputs keep the model's dtype). A bf16 / fp16 model computes
-#: its contractions on bf16 / fp16 operands whatever this says.
-PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16"}
+#: its contractions on bf16 / fp16 operands whatever this says. "int8" /
+#: "int8-dynamic" quantize the model first (cuvil.quantize: PT2E), their
+#: linear layers and convolutions then run on int8 operands (no float
+#: narrowing: "").
+PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16", "int8": "", "int8-dynamic": ""}
 
 # {input index: {dim: symbol name}} as a hashable, ordered tuple.
 DynamicDims = Tuple[Tuple[int, Tuple[Tuple[int, str], ...]], ...]

@@ -1,0 +1,63 @@
+"""Before import: `cuvil.compile(model, precision="int8" | "int8-dynamic")`
+quantizes a float model with PyTorch's PT2E flow (torchao), then compiles
+the quantized graph like any PT2E model (cuvil.importer_quantized).
+
+  int8          static: torchao's X86InductorQuantizer defaults (uint8
+                per-tensor activations, int8 per-channel weights), the
+                activation ranges observed on `calibration` batches;
+  int8-dynamic  the activations' scale and zero point computed per tensor at
+                run time (onnxruntime's quantize_dynamic); the weights'
+                from the weights (one batch traces the model).
+
+torchao is optional (pip install cuvil[quant]); PT2E needs torch.export to
+capture the model.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Optional, Sequence
+
+from .errors import CompileError
+
+log = logging.getLogger("cuvil.quantize")
+
+#: precision -> whether activations are quantized at run time.
+INT8_PRECISIONS = {"int8": False, "int8-dynamic": True}
+
+
+def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
+             calibration: Optional[Sequence[Sequence]] = None):
+    """The PT2E int8 model (a torch.fx.GraphModule) of the float `model`."""
+    import torch
+    dynamic = INT8_PRECISIONS[precision]
+    batches = [tuple(b) if isinstance(b, (tuple, list)) else (b,) for b in (calibration or ())]
+    if not dynamic and not batches:
+        raise ValueError("precision='int8' observes the activations' ranges: pass calibration=[(x,), ...] "
+                         "(a few typical input batches), or use precision='int8-dynamic'")
+    if example_inputs is None and not batches:
+        raise ValueError(f"precision={precision!r} quantizes when compiling: pass example_inputs=(x,)")
+    example = tuple(example_inputs) if example_inputs is not None else batches[0]
+    try:
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
+    except ImportError as err:
+        raise CompileError("quantize", f"precision={precision!r} needs torchao (pip install cuvil[quant]): "
+                                       f"{err}") from err
+    name = type(model).__name__
+    try:
+        with torch.no_grad():
+            exported = torch.export.export(model.eval(), example)
+        quantizer = xiq.X86InductorQuantizer()
+        quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
+        prepared = prepare_pt2e(exported.module(), quantizer)
+        with torch.no_grad():
+            for batch in batches or [example]:   # observers: activation ranges, and the weights'
+                prepared(*batch)
+        quantized = convert_pt2e(prepared)
+    except Exception as err:   # torch.export's and torchao's own failures, named
+        raise CompileError("quantize", f"PT2E quantization of {name} failed in torch.export / torchao: "
+                                       f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}; "
+                                       f"quantize the model yourself and pass the converted module") from err
+    log.info("cuvil: %s quantized to %s (PT2E, X86InductorQuantizer, %d calibration batches)",
+             name, precision, len(batches))
+    return quantized
