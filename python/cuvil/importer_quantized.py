@@ -281,8 +281,8 @@ _INTEGER_FORMS = {torch.ops.aten.linear.default: _integer_linear,
                   torch.ops.aten.conv2d.default: _integer_conv2d}
 
 
-def rewrite(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    """A copy of `gm` (sharing its tensors) with the integer patterns written
+def rewrite(gm) -> torch.fx.GraphModule:
+    """A copy of the PT2E GraphModule `gm` (sharing its tensors) with the integer patterns written
     out; everything else as it was."""
     gm = torch.fx.GraphModule(gm, _copy_graph(gm.graph))
     moved = _shift_uint8_activations(gm)

@@ -52,6 +52,9 @@ constexpr const char *kPipelines[] = {
     "cuvil-profile-kernels",
     "func.func(cuvil-early-dealloc)",
     "func.func(cuvil-fold-zero-trip-linalg)",
+    "func.func(cuvil-unsigned-int8-lhs)",
+    "cuvil-fold-unit-extent-dims",
+    "func.func(cuvil-lower-x86-dot)",
     "canonicalize",
 };
 

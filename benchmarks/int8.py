@@ -1,0 +1,210 @@
+"""int8 inference: Cuvil (PT2E static and dynamic) against what users would
+run instead, on the same host, interleaved.
+
+    python benchmarks/int8.py [--threads 1 2] [--rounds 5] [--workloads mlp resnet18 decoder]
+                              [--out benchmarks/results/int8.json]
+
+Systems, per workload and thread count:
+  cuvil-fp32          cuvil.compile(model): the fp32 baseline
+  cuvil-int8          precision="int8", 8 calibration batches (PT2E static)
+  cuvil-int8-dynamic  precision="int8-dynamic"
+  inductor-int8       torch.compile (freezing) of the same PT2E static model
+  ort-fp32            onnxruntime on the fp32 ONNX export
+  ort-int8-dynamic    onnxruntime.quantization.quantize_dynamic (QInt8 weights)
+  ort-int8-qdq        quantize_static (QDQ, the same 8 calibration batches)
+Each row: min and median ms over the rounds (all systems timed in turn in
+every round: these VMs' speed swings up to 2x within minutes), and the
+relative L2 error against fp32 eager. A system that is not installed or
+fails is reported as skipped with the reason, never dropped silently.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import models  # noqa: E402
+import systems  # noqa: E402
+
+def _resnet18():
+    m = models.ResNet18()
+    models.randomize_bn(m)
+    return m
+
+
+WORKLOADS = {
+    # name: (model factory, input factory, calls per timed round)
+    "mlp": (lambda: models.MLP((1024, 4096, 4096, 1024)), lambda: (torch.randn(64, 1024),), 10),
+    "resnet18": (_resnet18, lambda: (torch.randn(1, 3, 224, 224),), 5),
+    "decoder": (lambda: models.DecoderBlock(768, 12), lambda: (torch.randn(1, 128, 768),), 10),
+}
+
+
+def _calibration(make, n=8):
+    torch.manual_seed(1)
+    return [make() for _ in range(n)]
+
+
+def _cuvil(precision):
+    def prepare(model, make, threads):
+        import cuvil
+        example = make()
+        cal = _calibration(make) if precision == "int8" else None
+        t = time.perf_counter()
+        fast = cuvil.compile(model, example_inputs=example, num_threads=threads,
+                             precision=precision, calibration=cal)
+        return (lambda x: fast(*x)), time.perf_counter() - t
+    return prepare
+
+
+def _inductor_int8(model, make, threads):
+    from cuvil.quantize import quantize
+    torch.set_num_threads(threads)
+    import torch._inductor.config as cfg
+    cfg.freezing = True
+    torch._dynamo.reset()
+    t = time.perf_counter()
+    quantized = quantize(model, "int8", make(), _calibration(make))
+    fast = torch.compile(quantized)
+    with torch.no_grad():
+        fast(*make())
+    return (lambda x: fast(*x)), time.perf_counter() - t
+
+
+def _ort(kind):
+    def prepare(model, make, threads):
+        try:
+            import onnxruntime as ort
+            from onnxruntime import quantization as q
+        except ImportError:
+            raise systems.Skip("onnxruntime not installed (pip install .[bench])")
+        t = time.perf_counter()
+        example = make()
+        path = systems._onnx_export(model, example)
+        if kind != "fp32":
+            q.quant_pre_process(path, path + ".pre.onnx")
+            out = path + f".{kind}.onnx"
+            if kind == "int8-dynamic":
+                q.quantize_dynamic(path + ".pre.onnx", out, weight_type=q.QuantType.QInt8)
+            else:
+                name = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
+
+                class Reader(q.CalibrationDataReader):
+                    def __init__(self):
+                        self.batches = iter([{name: b[0].numpy()} for b in _calibration(make)])
+
+                    def get_next(self):
+                        return next(self.batches, None)
+                q.quantize_static(path + ".pre.onnx", out, Reader(), quant_format=q.QuantFormat.QDQ,
+                                  activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
+                                  per_channel=True)
+            path = out
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        names = [i.name for i in sess.get_inputs()]
+        return (lambda x: torch.from_numpy(sess.run(None, {n: v.numpy() for n, v in zip(names, x)})[0])), \
+            time.perf_counter() - t
+    return prepare
+
+
+SYSTEMS = {"cuvil-fp32": _cuvil("fp32"), "cuvil-int8": _cuvil("int8"),
+           "cuvil-int8-dynamic": _cuvil("int8-dynamic"), "inductor-int8": _inductor_int8,
+           "ort-fp32": _ort("fp32"), "ort-int8-dynamic": _ort("int8-dynamic"), "ort-int8-qdq": _ort("int8-qdq")}
+
+
+def host() -> dict:
+    model = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    flags = set(next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo") if ln.startswith("flags")), []))
+    wanted = ["avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_int8", "amx_bf16"]
+    return {"cpu": model, "flags": [f for f in wanted if f in flags], "nproc": os.cpu_count(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                     text=True, cwd=Path(__file__).parent).stdout.strip()}
+
+
+def run_workload(name, threads, rounds, only):
+    factory, make, calls = WORKLOADS[name]
+    torch.manual_seed(0)
+    model = factory().eval()
+    torch.set_num_threads(threads)
+    x = make()
+    with torch.no_grad():
+        want = model(*x)
+    runners, rows = {}, {}
+    for sys_name, prepare in SYSTEMS.items():
+        if only and sys_name not in only:
+            continue
+        try:
+            run, compile_s = prepare(model, make, threads)
+            with torch.no_grad():
+                got = run(x)
+            err = float((got - want).norm() / want.norm())
+            runners[sys_name] = run
+            rows[sys_name] = {"compile_s": round(compile_s, 2), "rel_l2_vs_fp32": err, "ms": []}
+        except Exception as err:  # noqa: BLE001 - every failure is reported, with its reason
+            rows[sys_name] = {"skipped": f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''}"}
+        print(f"  {name} x{threads} {sys_name}: {rows[sys_name]}", flush=True)
+    torch.set_num_threads(threads)
+    for _ in range(rounds):
+        for sys_name, run in runners.items():
+            with torch.no_grad():
+                run(x)
+                t = time.perf_counter()
+                for _ in range(calls):
+                    run(x)
+            rows[sys_name]["ms"].append((time.perf_counter() - t) / calls * 1e3)
+    for row in rows.values():
+        if "ms" in row:
+            row["min_ms"], row["median_ms"] = min(row["ms"]), statistics.median(row["ms"])
+    return rows
+
+
+def table(results) -> str:
+    lines = ["| workload | threads | system | min ms | median ms | vs cuvil-fp32 (median) | rel. L2 vs fp32 | compile s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        base = r["rows"].get("cuvil-fp32", {}).get("median_ms")
+        for name, row in r["rows"].items():
+            if "skipped" in row:
+                lines.append(f"| {r['workload']} | {r['threads']} | {name} | skipped: {row['skipped']} | | | | |")
+                continue
+            speed = f"{base / row['median_ms']:.2f}x" if base else ""
+            lines.append(f"| {r['workload']} | {r['threads']} | {name} | {row['min_ms']:.2f} | {row['median_ms']:.2f} "
+                         f"| {speed} | {row['rel_l2_vs_fp32']:.1e} | {row['compile_s']} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS))
+    p.add_argument("--systems", nargs="+", default=None, choices=list(SYSTEMS))
+    p.add_argument("--out", default=str(Path(__file__).parent / "results" / "int8.json"))
+    args = p.parse_args(argv)
+    meta = host()
+    print(f"host: {meta['cpu']} {meta['flags']}", flush=True)
+    results = []
+    for name in args.workloads:
+        for threads in args.threads:
+            results.append({"workload": name, "threads": threads,
+                            "rows": run_workload(name, threads, args.rounds, args.systems)})
+    md = table(results)
+    print(md)
+    Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
+    Path(args.out).with_suffix(".md").write_text(f"host: {meta['cpu']}, {meta['flags']}\n\n{md}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
