@@ -1,7 +1,7 @@
 """int8 inference: Cuvil (PT2E static and dynamic) against what users would
 run instead, on the same host, interleaved.
 
-    python benchmarks/int8.py [--threads 1 2] [--rounds 5] [--workloads mlp resnet18 decoder]
+    python benchmarks/int8.py [--threads 1 2] [--rounds 5] [--workloads mlp resnet18 decoder bert]
                               [--out benchmarks/results/int8.json]
 
 Systems, per workload and thread count:
@@ -45,6 +45,7 @@ WORKLOADS = {
     "mlp": (lambda: models.MLP((1024, 4096, 4096, 1024)), lambda: (torch.randn(64, 1024),), 10),
     "resnet18": (_resnet18, lambda: (torch.randn(1, 3, 224, 224),), 5),
     "decoder": (lambda: models.DecoderBlock(768, 12), lambda: (torch.randn(1, 128, 768),), 10),
+    "bert": (lambda: models.LastHidden(models.bert()), lambda: (torch.randint(0, 30000, (1, 128)),), 3),
 }
 
 

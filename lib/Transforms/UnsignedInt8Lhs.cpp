@@ -85,15 +85,31 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
          isSignedInt8DotBody(g);
 }
 
-/// The all-parallel linalg.generic with one i8 result that writes `v`
-/// through reshapes only, when every value on the way has one use (so
+/// Whether `pad` is the packing's zero k rows of A (K not a multiple of 4):
+/// high padding of the last dimension only. B has zero rows there too, so
+/// what A's padding holds, flipped or not, adds nothing.
+bool isKPadding(tensor::PadOp pad) {
+  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+  int64_t last = static_cast<int64_t>(low.size()) - 1;
+  for (int64_t d = 0; d <= last; ++d)
+    if (low[d] != 0 || (d != last && high[d] != 0) || ShapedType::isDynamic(high[d]))
+      return false;
+  return true;
+}
+
+/// The all-parallel linalg.generic with one i8 result that writes the
+/// packed lhs `v` through reshapes (and the packing's k padding, right under
+/// the packing's expand_shape), when every value on the way has one use (so
 /// changing what it yields changes nothing else); else null.
 linalg::GenericOp soleParallelProducer(Value v) {
+  bool underExpand = false;
   while (v.hasOneUse()) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return {};
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    auto pad = dyn_cast<tensor::PadOp>(def);
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) || (pad && underExpand && isKPadding(pad))) {
+      underExpand = isa<tensor::ExpandShapeOp>(def);
       v = def->getOperand(0);
       continue;
     }

@@ -47,7 +47,7 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
     try:
         with torch.no_grad():
             exported = torch.export.export(model.eval(), example)
-        quantizer = xiq.X86InductorQuantizer()
+        quantizer = _quantizer_class(xiq)()
         quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
         prepared = prepare_pt2e(exported.module(), quantizer)
         with torch.no_grad():
@@ -61,3 +61,19 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
     log.info("cuvil: %s quantized to %s (PT2E, X86InductorQuantizer, %d calibration batches)",
              name, precision, len(batches))
     return quantized
+
+
+def _quantizer_class(xiq):
+    """X86InductorQuantizer, but where its linear + unary-op fusion pattern
+    raises IndexError (torchao 0.18 on Hugging Face BERT's Linear -> GELU: a
+    source partition with no output node) the linears it did not annotate
+    are annotated alone, by the quantizer's plain linear rule that runs next
+    (their output quantized before the GELU instead of after it)."""
+    class Quantizer(xiq.X86InductorQuantizer):
+        def _annotate_linear_unary(self, model, quantization_config, filter_fn=None):
+            try:
+                super()._annotate_linear_unary(model, quantization_config, filter_fn)
+            except IndexError:
+                log.debug("cuvil: torchao's linear + unary fusion failed on %s; those linears alone",
+                          type(model).__name__)
+    return Quantizer

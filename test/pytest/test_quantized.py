@@ -206,3 +206,21 @@ def test_precision_int8_stays_near_fp32(name, precision):
 def test_precision_int8_needs_calibration():
     with pytest.raises(ValueError, match="calibration="):
         cuvil.compile(models.MLP(models.SMALL_MLP), example_inputs=(torch.randn(4, 64),), precision="int8")
+
+
+def test_precision_int8_on_hugging_face_bert():
+    """torchao's linear + GELU fusion pattern fails on BertModel (IndexError,
+    torchao 0.18); cuvil.quantize annotates those linears alone, and every
+    linear layer runs in int8."""
+    torch.manual_seed(0)
+    bert = models.LastHidden(models.bert(**models.SMALL_BERT)).eval()
+    make = lambda: torch.randint(0, 1000, (1, 16))  # noqa: E731
+    fast = cuvil.compile(bert, example_inputs=(make(),), precision="int8",
+                         calibration=[(make(),) for _ in range(4)])
+    x = make()
+    with torch.no_grad():
+        want = bert(x)
+    assert _relative_error(fast(x), want) < 0.06
+    layers = models.SMALL_BERT["layers"]
+    assert fast.stage_ir("linalg").count("linalg.matmul ins(%") >= 6 * layers   # q, k, v, out, ffn x2
+    assert fast.stage_ir("linalg").count("xi8>, tensor<") >= 6 * layers

@@ -109,3 +109,48 @@ func.func @flip_in_producer(%x: tensor<32x256xf32>, %b: tensor<3x64x64x4xi8>) ->
   } -> tensor<32x3x64xi32>
   return %r : tensor<32x3x64xi32>
 }
+
+// -----
+
+// K = 250: the packing padded A with zero k columns (B with zero k rows):
+// the flip still goes into the producer; the padding, multiplied by B's
+// zero rows, stays as it is.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+#id = affine_map<(a, b) -> (a, b)>
+// CHECK-LABEL: func.func @flip_through_k_padding
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<32x250xi8>)
+// CHECK:           arith.xori
+// CHECK:         tensor.pad
+// CHECK-NOT:     arith.xori
+// CHECK:         arith.extui
+func.func @flip_through_k_padding(%x: tensor<32x250xf32>, %b: tensor<3x63x64x4xi8>) -> tensor<32x3x64xi32> {
+  %e8 = tensor.empty() : tensor<32x250xi8>
+  %q = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<32x250xf32>) outs(%e8 : tensor<32x250xi8>) {
+  ^bb0(%v: f32, %o: i8):
+    %i = arith.fptosi %v : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<32x250xi8>
+  %z = arith.constant 0 : i8
+  %p = tensor.pad %q low[0, 0] high[0, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %z : i8
+  } : tensor<32x250xi8> to tensor<32x252xi8>
+  %a = tensor.expand_shape %p [[0], [1, 2]] output_shape [32, 63, 4] : tensor<32x252xi8> into tensor<32x63x4xi8>
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<32x3x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<32x3x64xi32>) -> tensor<32x3x64xi32>
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<32x63x4xi8>, tensor<3x63x64x4xi8>) outs(%f : tensor<32x3x64xi32>) {
+  ^bb0(%xa: i8, %w: i8, %acc: i32):
+    %x32 = arith.extsi %xa : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %pr = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %pr : i32
+    linalg.yield %s : i32
+  } -> tensor<32x3x64xi32>
+  return %r : tensor<32x3x64xi32>
+}
