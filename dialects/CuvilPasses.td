@@ -391,7 +391,8 @@ def CuvilUnsignedInt8Lhs : Pass<"cuvil-unsigned-int8-lhs", "::mlir::func::FuncOp
 
     the contraction reads `A xor 0x80` zero-extended (the xor added to the
     all-parallel op that writes A when the contraction is A's only reader,
-    through reshapes: an im2col gather, a quantize), and an elementwise op
+    through reshapes and constant pads, whose value flips too: an im2col
+    gather, a quantize), and an elementwise op
     after it subtracts 128 x B's column sums (a reduction over B: for a
     weight, weight-only work that cuvil-split-prepack hoists into
     @main_prepack). Exact: i32 arithmetic wraps. Other ops are left alone.

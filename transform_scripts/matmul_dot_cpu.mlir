@@ -1,7 +1,13 @@
 // =============================================================================
-// Cuvil: Transform-dialect schedule for bf16 x bf16 -> f32 matmuls on x86-64
-// CPUs with AVX512-BF16 (vdpbf16ps), for the VNNI-packed contractions that
-// pack_cpu.mlir's @cuvil_pack_matmul_rhs_bf16_vnni makes of them.
+// Cuvil: Transform-dialect schedule for the matmuls of x86-64 dot-product
+// units, on the VNNI-packed contractions pack_cpu.mlir makes of them:
+//   * bf16 x bf16 -> f32 on AVX512-BF16 (vdpbf16ps): k pairs, v = 2;
+//   * int8 (u8 x s8, after cuvil-unsigned-int8-lhs) -> i32 on AVX512-VNNI
+//     (vpdpbusd, via transform.apply_patterns.cuvil.vector_contract_to_u8s8_dot
+//     and cuvil-lower-x86-dot): k quads, v = 4.
+// One register kernel, vectorized [1, 1, 16, 1, v]. The rest of this header
+// describes the bf16 case; int8 reads "quad" for "pair", 8-bit for 16-bit,
+// and K is padded to a multiple of 4 (up to 3 zero k rows).
 //
 // Usage: run the raise step with @cuvil_pack_matmul_rhs_bf16_vnni instead of
 // @cuvil_pack_matmul_rhs, run this script (@__transform_main) before

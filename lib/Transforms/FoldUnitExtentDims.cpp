@@ -27,9 +27,15 @@ bool isVnniContraction(linalg::GenericOp g) {
     return false;
   SmallVector<IteratorType> it = g.getIteratorTypesArray();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  MLIRContext *ctx = g.getContext();
+  AffineExpr m, np, kv, j, v;
+  bindDims(ctx, m, np, kv, j, v);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   return it[0] == IteratorType::parallel && it[1] == IteratorType::parallel &&
          it[2] == IteratorType::reduction && it[3] == IteratorType::parallel &&
-         it[4] == IteratorType::reduction && ranges[3] == 64 && (ranges[4] == 2 || ranges[4] == 4);
+         it[4] == IteratorType::reduction && ranges[3] == 64 && (ranges[4] == 2 || ranges[4] == 4) &&
+         maps[0] == AffineMap::get(5, 0, {m, kv, v}, ctx) && maps[1] == AffineMap::get(5, 0, {np, kv, j, v}, ctx) &&
+         maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx);
 }
 
 struct CuvilFoldUnitExtentDimsPass

@@ -88,7 +88,10 @@ struct RaiseContraction : OpRewritePattern<OpTy> {
     // linalg op.
     Type elementType = getElementTypeOrSelf(op.getResult(0).getType());
     Type operandType = getElementTypeOrSelf(lhs.getType());
-    bool int8 = operandType.isSignlessInteger(8) && elementType.isSignlessInteger(32);
+    // (Signed: a matmul reading its int8 operands unsigned stays linalg.)
+    auto cast = op->template getAttrOfType<linalg::TypeFnAttr>("cast");
+    bool signedCast = !cast || cast.getValue() == linalg::TypeFn::cast_signed;
+    bool int8 = operandType.isSignlessInteger(8) && elementType.isSignlessInteger(32) && signedCast;
     if ((operandType != elementType && !int8) || getElementTypeOrSelf(rhs.getType()) != operandType)
       return rewriter.notifyMatchFailure(op, "operands and result differ in element type");
     bool transposeB = false;

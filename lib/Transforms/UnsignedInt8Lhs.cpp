@@ -33,7 +33,8 @@ bool isInt(Value v, unsigned width) {
   return getElementTypeOrSelf(v.getType()).isSignlessInteger(width);
 }
 
-/// The body `acc + extsi(a) * extsi(b)` (i8 x i8 -> i32), in either operand order.
+/// The body `acc + extsi(a) * extsi(b)` (i8 x i8 -> i32; the add's operands in
+/// either order, the multiply's as the inputs are).
 bool isSignedInt8DotBody(linalg::GenericOp g) {
   Block &body = g.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -85,40 +86,35 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
          isSignedInt8DotBody(g);
 }
 
-/// Whether `pad` is the packing's zero k rows of A (K not a multiple of 4):
-/// high padding of the last dimension only. B has zero rows there too, so
-/// what A's padding holds, flipped or not, adds nothing.
-bool isKPadding(tensor::PadOp pad) {
-  ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
-  int64_t last = static_cast<int64_t>(low.size()) - 1;
-  for (int64_t d = 0; d <= last; ++d)
-    if (low[d] != 0 || (d != last && high[d] != 0) || ShapedType::isDynamic(high[d]))
-      return false;
-  return true;
-}
-
 /// The all-parallel linalg.generic with one i8 result that writes the
-/// packed lhs `v` through reshapes (and the packing's k padding, right under
-/// the packing's expand_shape), when every value on the way has one use (so
-/// changing what it yields changes nothing else); else null.
-linalg::GenericOp soleParallelProducer(Value v) {
-  bool underExpand = false;
+/// packed lhs `v` through reshapes and constant-valued pads (the packing's
+/// zero k rows, or a model's own), when every value on the way has one use
+/// (so changing what it yields changes nothing else); else null. The pads
+/// met on the way are added to `pads`: their padding value flips too.
+linalg::GenericOp soleParallelProducer(Value v, SmallVectorImpl<tensor::PadOp> &pads) {
   while (v.hasOneUse()) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return {};
-    auto pad = dyn_cast<tensor::PadOp>(def);
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) || (pad && underExpand && isKPadding(pad))) {
-      underExpand = isa<tensor::ExpandShapeOp>(def);
-      v = def->getOperand(0);
-      continue;
+    if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+      if (!pad.getConstantPaddingValue())
+        return {};
+      pads.push_back(pad);
+    } else if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+      auto g = dyn_cast<linalg::GenericOp>(def);
+      if (!g || g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() || !isInt(v, 8))
+        return {};
+      return g;
     }
-    auto g = dyn_cast<linalg::GenericOp>(def);
-    if (!g || g->getNumResults() != 1 || g.getNumParallelLoops() != g.getNumLoops() || !isInt(v, 8))
-      return {};
-    return g;
+    v = def->getOperand(0);
   }
   return {};
+}
+
+/// `x xor 0x80` at the point `b` is set to.
+Value flip(OpBuilder &b, Location loc, Value x) {
+  Value bit = arith::ConstantOp::create(b, loc, b.getIntegerAttr(b.getI8Type(), -128));
+  return arith::XOrIOp::create(b, loc, x, bit);
 }
 
 linalg::GenericOp elementwise(OpBuilder &b, Location loc, ValueRange inputs, ArrayRef<AffineMap> inputMaps,
@@ -147,17 +143,23 @@ void rewrite(linalg::GenericOp g) {
   // op that writes A when the contraction is all that reads it (an im2col
   // gather, a quantize: no extra pass over A), else an op of its own.
   Value aFlip = a;
-  if (linalg::GenericOp producer = soleParallelProducer(a)) {
+  SmallVector<tensor::PadOp> pads;
+  if (linalg::GenericOp producer = soleParallelProducer(a, pads)) {
     Operation *yield = producer.getBlock()->getTerminator();
     OpBuilder yb(yield);
-    Value bit = arith::ConstantOp::create(yb, yield->getLoc(), yb.getIntegerAttr(i8, -128));
-    yield->setOperand(0, arith::XOrIOp::create(yb, yield->getLoc(), yield->getOperand(0), bit));
+    yield->setOperand(0, flip(yb, yield->getLoc(), yield->getOperand(0)));
+    // Every element of A flips, the padding too (the packing's zero k rows
+    // meet B's zero rows either way; a model's own pad meets real weights).
+    for (tensor::PadOp pad : pads) {
+      Operation *padYield = pad.getRegion().front().getTerminator();
+      OpBuilder pb(padYield);
+      padYield->setOperand(0, flip(pb, padYield->getLoc(), pad.getConstantPaddingValue()));
+    }
   } else {
     Value aEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, a), i8);
     aFlip = elementwise(b, loc, {a}, {b.getMultiDimIdentityMap(aType.getRank())}, aEmpty,
                         [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                          Value bit = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i8, -128));
-                          return arith::XOrIOp::create(nb, l, args[0], bit);
+                          return flip(nb, l, args[0]);
                         }).getResult(0);
   }
 

@@ -20,8 +20,10 @@ uint8 activations become int8 ones with the zero point moved by -128
 (`q - 128` with `za - 128`, exactly the same values after dequantization):
 torch-mlir lowers uint8 tensors as signed i8 and gets their arithmetic wrong.
 
-What is not an integer pattern here (an `add` of two dequantized values, a
-convolution, a weight with a zero point) keeps PT2E's float meaning: its
+Convolutions (groups 1) are written as convolutions of int32 operands,
+which the raise step narrows to int8 (see int8_conv2d). What is not an
+integer pattern here (an `add` of two dequantized values, a grouped conv, a
+weight with a zero point) keeps PT2E's float meaning: its
 quantize / dequantize ops are decomposed into the float ops PyTorch itself
 runs, with a log line naming the operator that runs in float.
 """
@@ -139,7 +141,7 @@ def _shift_uint8_activations(gm) -> int:
     g = gm.graph
     moved = 0
     for node in list(g.nodes):
-        if node.op != "call_function" or node.target not in quantize:
+        if node.op != "call_function" or node.target not in quantize or len(node.args) < 6:
             continue
         x, scale, zero, qmin, qmax, dtype = node.args[:6]
         if dtype is not torch.uint8 or (qmin, qmax) != (0, 255):
@@ -147,7 +149,10 @@ def _shift_uint8_activations(gm) -> int:
         users = list(node.users)
         if not all(u.target in dequantize and u.args[0] is node and tuple(u.args[3:6]) == (0, 255, torch.uint8)
                    for u in users):
-            continue   # a uint8 value read by something else: left as it is
+            # A uint8 value read by something else stays uint8: what torch-mlir
+            # cannot compute on it is refused by name at import.
+            log.info("cuvil: %s stays uint8: read by other ops than dequantize", node.name)
+            continue
 
         def shifted(z, before):
             if isinstance(z, int):
@@ -163,10 +168,12 @@ def _shift_uint8_activations(gm) -> int:
 
 def _activation(node) -> Optional[tuple]:
     """(q, scale, zero) of an int8 per-tensor dequantize, else None."""
-    if not isinstance(node, torch.fx.Node) or node.target not in _targets("dequantize_per_tensor"):
+    if not isinstance(node, torch.fx.Node) or node.target not in _targets("dequantize_per_tensor") \
+            or len(node.args) < 6:
         return None
     q, scale, zero, qmin, qmax, dtype = node.args[:6]
-    if dtype is not torch.int8 or node.kwargs.get("out_dtype") not in (None, torch.float32):
+    out_dtype = node.args[6] if len(node.args) > 6 else node.kwargs.get("out_dtype")
+    if dtype is not torch.int8 or out_dtype not in (None, torch.float32):
         return None
     return q, scale, zero
 
@@ -177,12 +184,16 @@ def _weight(gm, node, rank: int) -> Optional[tuple]:
     if not isinstance(node, torch.fx.Node):
         return None
     if node.target in _targets("dequantize_per_channel"):
+        if len(node.args) < 7:
+            return None
         qw, scales, zeros, axis, qmin, qmax, dtype = node.args[:7]
         zero_values = _attr(gm, zeros) if zeros is not None else None
         if axis != 0 or dtype is not torch.int8 or (zeros is not None and (
                 zero_values is None or bool(zero_values.ne(0).any()))):
             return None
     elif node.target in _targets("dequantize_per_tensor"):
+        if len(node.args) < 6:
+            return None
         qw, scales, zero, qmin, qmax, dtype = node.args[:6]
         if dtype is not torch.int8 or zero != 0:
             return None
@@ -214,6 +225,8 @@ def int8_conv2d(q, scale, zero, qw, w_scale, bias, stride, padding, dilation):
     it is written on int32 operands, which torch-mlir accumulates in i64 and
     truncates; the raise step (cuvil-raise-linalg) makes that the int8 conv
     with an i32 accumulator, the conv rewrites an int8 im2col matmul."""
+    if q.dim() == 3:   # an unbatched [C, H, W] input
+        return int8_conv2d(q.unsqueeze(0), scale, zero, qw, w_scale, bias, stride, padding, dilation)[0]
     (ph, pw) = padding
     padded = torch.nn.functional.pad(q, (pw, pw, ph, ph), value=zero) if ph or pw else q
     acc = torch.ops.aten.convolution(padded.to(torch.int32), qw.to(torch.int32), None, list(stride), [0, 0],

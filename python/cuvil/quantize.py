@@ -29,6 +29,9 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
              calibration: Optional[Sequence[Sequence]] = None):
     """The PT2E int8 model (a torch.fx.GraphModule) of the float `model`."""
     import torch
+    from .importer_quantized import in_eval_mode, is_quantized_graph
+    if is_quantized_graph(model):   # already PT2E-quantized: compiled as it is
+        return model
     dynamic = INT8_PRECISIONS[precision]
     batches = [tuple(b) if isinstance(b, (tuple, list)) else (b,) for b in (calibration or ())]
     if not dynamic and not batches:
@@ -46,7 +49,7 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
     name = type(model).__name__
     try:
         with torch.no_grad():
-            exported = torch.export.export(model.eval(), example)
+            exported = torch.export.export(in_eval_mode(model), example)
         quantizer = _quantizer_class(xiq)()
         quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
         prepared = prepare_pt2e(exported.module(), quantizer)

@@ -224,3 +224,43 @@ def test_precision_int8_on_hugging_face_bert():
     layers = models.SMALL_BERT["layers"]
     assert fast.stage_ir("linalg").count("linalg.matmul ins(%") >= 6 * layers   # q, k, v, out, ffn x2
     assert fast.stage_ir("linalg").count("xi8>, tensor<") >= 6 * layers
+
+
+class _PaddedIntMatmul(torch.nn.Module):
+    """An int8 lhs computed elementwise, then padded by the model itself."""
+
+    def __init__(self, weight):
+        super().__init__()
+        self.register_buffer("weight", weight)
+
+    def forward(self, a):
+        lhs = torch.nn.functional.pad(a + 1, (0, 4), value=5)
+        return torch._int_mm(lhs, self.weight)
+
+
+def test_int8_matmul_after_a_pad_of_the_model_is_exact():
+    """The unsigned flip of the dot-product kernel goes into the op writing
+    the lhs and into the padding value: the model's pad meets real weights."""
+    g = torch.Generator().manual_seed(0)
+    w = torch.randint(-128, 128, (64, 64), dtype=torch.int8, generator=g)
+    a = torch.randint(-128, 127, (32, 60), dtype=torch.int8, generator=g)
+    fast = cuvil.compile(_PaddedIntMatmul(w))
+    lhs = torch.nn.functional.pad(a.to(torch.int32) + 1, (0, 4), value=5)
+    assert torch.equal(fast(a), lhs @ w.to(torch.int32))
+
+
+def test_int8_precisions_take_quantized_and_exported_modules():
+    """A convert_pt2e model compiles as it is under an int8 precision (no
+    second quantization, no calibration asked for); an exported module, which
+    refuses .eval(), quantizes."""
+    torch.manual_seed(0)
+    mlp = models.MLP(models.SMALL_MLP).eval()
+    x = torch.randn(8, 64)
+    converted = pt2e(mlp, (x,), [(torch.randn(8, 64),)])
+    fast = cuvil.compile(converted, example_inputs=(x,), precision="int8")
+    with torch.no_grad():
+        assert float((fast(x) - converted(x)).abs().max()) <= coarsest_step(converted)
+    exported = torch.export.export(mlp, (x,)).module()
+    dyn = cuvil.compile(exported, example_inputs=(x,), precision="int8-dynamic")
+    with torch.no_grad():
+        assert _relative_error(dyn(x), mlp(x)) < 0.06

@@ -113,8 +113,8 @@ func.func @flip_in_producer(%x: tensor<32x256xf32>, %b: tensor<3x64x64x4xi8>) ->
 // -----
 
 // K = 250: the packing padded A with zero k columns (B with zero k rows):
-// the flip still goes into the producer; the padding, multiplied by B's
-// zero rows, stays as it is.
+// the flip still goes into the producer, and into the padding value (every
+// element of A flips: a pad of the model's own meets real weights).
 #lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
 #rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
 #out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
@@ -123,6 +123,8 @@ func.func @flip_in_producer(%x: tensor<32x256xf32>, %b: tensor<3x64x64x4xi8>) ->
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<32x250xi8>)
 // CHECK:           arith.xori
 // CHECK:         tensor.pad
+// CHECK:           %[[P:.*]] = arith.xori %{{.*}}, %{{.*}} : i8
+// CHECK:           tensor.yield %[[P]]
 // CHECK-NOT:     arith.xori
 // CHECK:         arith.extui
 func.func @flip_through_k_padding(%x: tensor<32x250xf32>, %b: tensor<3x63x64x4xi8>) -> tensor<32x3x64xi32> {
