@@ -29,6 +29,7 @@ runs, with a log line naming the operator that runs in float.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Dict, Optional
 
@@ -48,13 +49,15 @@ def _ops():
     return _qd
 
 
+@functools.lru_cache(maxsize=None)
 def _targets(*names):
+    """Every overload of the named quantized_decomposed ops (asked per node: cached)."""
     qd = _ops()
     out = set()
     for name in names:
         packet = getattr(qd, name)
         out.update(getattr(packet, o) for o in packet.overloads())
-    return out
+    return frozenset(out)
 
 
 def is_quantized_graph(model) -> bool:
@@ -311,9 +314,10 @@ def rewrite(gm) -> torch.fx.GraphModule:
             floating.append(node)
     gm.graph.eliminate_dead_code()
     gm.recompile()
+    from .importer import _aten_name
     for node in floating:
         log.info("cuvil: %s (%s) reads dequantized values and runs in float: Cuvil has no integer form "
-                 "of it yet", _name(node), node.name)
+                 "of it yet", _aten_name(node), node.name)
     log.debug("cuvil: quantized graph: %d integer linear / conv layers, %d activations moved to int8, "
               "%d operators in float", integer, moved, len(floating))
     return gm
@@ -322,10 +326,6 @@ def rewrite(gm) -> torch.fx.GraphModule:
 def _is_dequantized(node) -> bool:
     return isinstance(node, torch.fx.Node) and node.target in _targets("dequantize_per_tensor",
                                                                        "dequantize_per_channel")
-
-
-def _name(node) -> str:
-    return getattr(getattr(node.target, "_overloadpacket", None), "__name__", None) or str(node.target)
 
 
 def _copy_graph(graph):
