@@ -111,6 +111,51 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A linalg.matmul with a static M below the register tile's RM rows (a
+  // decode step's vector x matrix, M = 1): yields M.
+  transform.named_sequence @cuvil_match_gemv(%op: !transform.any_op {transform.readonly})
+      -> (!transform.any_op, !transform.param<i64>) {
+    transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
+    %m = transform.include @cuvil_match_few_rows failures(propagate) (%op) : (!transform.any_op) -> !transform.param<i64>
+    transform.yield %op, %m : !transform.any_op, !transform.param<i64>
+  }
+
+  // Schedules one matmul of M < RM rows. The RM x RN schedule would run it on
+  // its masked boundary tiles only (a mask per k step, the accumulators read
+  // and written each step); here the register tile is all M rows x RN
+  // columns, k innermost over the whole K, so the accumulators stay in
+  // registers and each k step is M broadcasts of A + RN/16 row loads of B.
+  // scf.forall over TN-column tiles; n peeled (only the last tile masked).
+  transform.named_sequence @cuvil_gemv_cpu(
+      %mm: !transform.any_op {transform.consumed}, %m: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}, %rn: !transform.param<i64> {transform.readonly}) {
+    %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_forall %mm tile_sizes [%zero, %tn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%i: !transform.any_op):
+        transform.match.operation_name %i ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %i into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ff vector_sizes [%m, %tn] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+      }
+    }
+    %t1, %l1, %l2 = transform.structured.tile_using_for %t0 tile_sizes [0, %rn, 1]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    %kernels = transform.structured.match ops{["linalg.matmul"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %kernels vector_sizes [%m, %rn, 1]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.yield
+  }
+
   // Schedules one 2-D linalg.transpose (e.g. W^T materialized by torch-mlir).
   transform.named_sequence @cuvil_transpose_cpu(%tr: !transform.any_op {transform.consumed}) {
     %t0, %forall = transform.structured.tile_using_forall %tr tile_sizes [64, 64]
@@ -184,6 +229,33 @@ module attributes {transform.with_named_sequence} {
       transform.match.structured.yield
     }
     transform.yield %op : !transform.any_op
+  }
+
+  // Packed matmuls (of either kind) whose M is below the register tile's
+  // RM rows: yield M.
+  transform.named_sequence @cuvil_match_packed_gemv(%op: !transform.any_op {transform.readonly})
+      -> (!transform.any_op, !transform.param<i64>) {
+    transform.include @cuvil_match_packed_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %m = transform.include @cuvil_match_few_rows failures(propagate) (%op) : (!transform.any_op) -> !transform.param<i64>
+    transform.yield %op, %m : !transform.any_op, !transform.param<i64>
+  }
+  transform.named_sequence @cuvil_match_packed_int_gemv(%op: !transform.any_op {transform.readonly})
+      -> (!transform.any_op, !transform.param<i64>) {
+    transform.include @cuvil_match_packed_int_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %m = transform.include @cuvil_match_few_rows failures(propagate) (%op) : (!transform.any_op) -> !transform.param<i64>
+    transform.yield %op, %m : !transform.any_op, !transform.param<i64>
+  }
+  transform.named_sequence @cuvil_match_few_rows(%op: !transform.any_op {transform.readonly}) -> !transform.param<i64> {
+    %m = transform.match.structured %op : (!transform.any_op) -> !transform.param<i64> {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %one : !transform.param<i64>
+      transform.match.param.cmpi lt %m, %four : !transform.param<i64>
+      transform.match.structured.yield %m : !transform.param<i64>
+    }
+    transform.yield %m : !transform.param<i64>
   }
 
   // Schedules one packed matmul: loops interchanged to [n/64, m, 64, k];
@@ -303,12 +375,40 @@ module attributes {transform.with_named_sequence} {
       %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"},
       %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "TNP"},
       %tkp: !transform.param<i64> {transform.readonly, cuvil.param = "TKP"}) {
+    // Matmuls of fewer than RM rows first (vectorized whole, so the match
+    // of every linalg.matmul below no longer sees them).
+    %gemvs, %gemv_rows = transform.collect_matching @cuvil_match_gemv in %root
+      : (!transform.any_op) -> (!transform.any_op, !transform.param<i64>)
+    %gemv_rn = transform.param.constant 128 : i64 -> !transform.param<i64>
+    transform.foreach %gemvs, %gemv_rows : !transform.any_op, !transform.param<i64> {
+    ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
+      transform.include @cuvil_gemv_cpu failures(propagate) (%g, %rows, %tn, %gemv_rn)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    }
     %mms = transform.structured.match ops{["linalg.matmul"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_matmul_cpu failures(propagate) (%m, %tm, %tn, %tk, %rm, %rn)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    // Packed matmuls of fewer than RM rows (pack_cpu.mlir packs decode-step
+    // matmuls too): a register tile of all M rows, unmasked.
+    %fgemvs, %fgemv_rows = transform.collect_matching @cuvil_match_packed_gemv in %root
+      : (!transform.any_op) -> (!transform.any_op, !transform.param<i64>)
+    %igemvs, %igemv_rows = transform.collect_matching @cuvil_match_packed_int_gemv in %root
+      : (!transform.any_op) -> (!transform.any_op, !transform.param<i64>)
+    transform.foreach %fgemvs, %fgemv_rows : !transform.any_op, !transform.param<i64> {
+    ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
+      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%g, %tnp, %tm, %tkp, %rows)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    }
+    transform.foreach %igemvs, %igemv_rows : !transform.any_op, !transform.param<i64> {
+    ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
+      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%g, %tnp, %tm, %tkp, %rows)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
     }
     %fmms = transform.collect_matching @cuvil_match_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
     %imms = transform.collect_matching @cuvil_match_packed_int_matmul in %root : (!transform.any_op) -> !transform.any_op

@@ -3,7 +3,10 @@
 // of pack_cpu.mlir (C[m][n/64][64] += A[m][k/v][v] * B[n/64][k/v][64][v]):
 // a matmul of one 64-column panel (an int8 conv with 64 output channels)
 // would lose its panel loop and no longer be the rank-5 op that
-// matmul_dot_cpu.mlir schedules (it would stay scalar loops).
+// matmul_dot_cpu.mlir schedules (it would stay scalar loops). The same for
+// the plain panel contractions (C[m][n/64][64] += A[m][k] * B[n/64][k][64]):
+// a decode step's M = 1 matmul would lose its m loop and no longer be the
+// rank-4 op that matmul_cpu.mlir schedules.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,6 +41,23 @@ bool isVnniContraction(linalg::GenericOp g) {
          maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx);
 }
 
+/// Loops [m, n/64, k, 64] (parallel, parallel, reduction, parallel), two
+/// inputs: pack_cpu.mlir's plain panels.
+bool isPanelContraction(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (g.getNumLoops() != 4 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+    return false;
+  SmallVector<IteratorType> it = g.getIteratorTypesArray();
+  MLIRContext *ctx = g.getContext();
+  AffineExpr m, np, k, j;
+  bindDims(ctx, m, np, k, j);
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  return it[0] == IteratorType::parallel && it[1] == IteratorType::parallel && it[2] == IteratorType::reduction &&
+         it[3] == IteratorType::parallel && g.getStaticLoopRanges()[3] == 64 &&
+         maps[0] == AffineMap::get(4, 0, {m, k}, ctx) && maps[1] == AffineMap::get(4, 0, {np, k, j}, ctx) &&
+         maps[2] == AffineMap::get(4, 0, {m, np, j}, ctx);
+}
+
 struct CuvilFoldUnitExtentDimsPass
     : cuvil::impl::CuvilFoldUnitExtentDimsBase<CuvilFoldUnitExtentDimsPass> {
   using Base::Base;
@@ -46,7 +66,7 @@ struct CuvilFoldUnitExtentDimsPass
     linalg::ControlDropUnitDims options;
     auto upstream = options.controlFn;
     options.controlFn = [upstream](Operation *op) -> SmallVector<unsigned> {
-      if (auto g = dyn_cast<linalg::GenericOp>(op); g && isVnniContraction(g))
+      if (auto g = dyn_cast<linalg::GenericOp>(op); g && (isVnniContraction(g) || isPanelContraction(g)))
         return {};
       return upstream(op);
     };

@@ -6,6 +6,12 @@
 // narrow operands themselves (its body extends them, as named linalg ops do
 // for mixed types), and, for `precision=` compiles of f32 models, truncates
 // f32 operands to the narrow type first. The accumulator stays f32.
+//
+// Weight-only quantized layers (cuvil.weight_only: f32 activations times
+// `sitofp` of int8 weights) get the same treatment for the integer operand
+// alone: the contraction reads the i8 tensor and converts it in its body, so
+// the weight stays int8 in memory (a quarter of the f32 bytes) instead of
+// being converted once in main_prepack; the f32 operand stays f32.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,31 +28,42 @@ using namespace mlir;
 namespace {
 
 bool isNarrowFloat(Type t) { return t.isBF16() || t.isF16(); }
+bool isInt8(Type t) { return t.isSignlessInteger(8); }
+
+/// The narrow value an upcast reads: `extf` of bf16 / f16, or `sitofp` of
+/// i8 (a weight-only quantized weight); null for anything else.
+Value upcastSource(Operation *op) {
+  if (auto ext = dyn_cast_or_null<arith::ExtFOp>(op))
+    return isNarrowFloat(ext.getIn().getType()) ? ext.getIn() : Value();
+  if (auto conv = dyn_cast_or_null<arith::SIToFPOp>(op))
+    return isInt8(conv.getIn().getType()) ? conv.getIn() : Value();
+  return {};
+}
 
 /// How one f32 contraction input becomes narrow.
 struct NarrowSource {
-  enum Kind { None, Fold, Retype, Truncate } kind = None;
+  enum Kind { None, Fold, Retype, Truncate, TransposeFold } kind = None;
   Type type;               // the narrow element type
-  Value narrow;            // Fold: the tensor the extension reads
+  Value narrow;            // Fold, TransposeFold: the tensor the extension reads
   linalg::GenericOp producer;   // Retype: yields `extf` of a narrow value as `result`
   unsigned result = 0;
+  linalg::TransposeOp transpose;   // TransposeFold: transposes the extension's result
 };
 
-/// An elementwise linalg.generic whose body is one `arith.extf` of a bf16 /
-/// f16 tensor (torch-mlir's upcast of a bf16 operand): fold it away.
+/// An elementwise linalg.generic whose body is one upcast (torch-mlir's
+/// `extf` of a bf16 operand, `sitofp` of an int8 weight): fold it away.
 NarrowSource foldableExtension(linalg::GenericOp g, Value v) {
   if (g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 || g.getNumParallelLoops() != g.getNumLoops() ||
       !llvm::all_of(g.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
     return {};
   Block &body = g.getRegion().front();
-  auto ext = dyn_cast<arith::ExtFOp>(body.front());
-  if (!ext || ext.getIn() != body.getArgument(0) || !isNarrowFloat(ext.getIn().getType()) ||
-      body.getTerminator()->getOperand(0) != ext.getResult())
+  Value in = upcastSource(&body.front());
+  if (!in || in != body.getArgument(0) || body.getTerminator()->getOperand(0) != body.front().getResult(0))
     return {};
   Value narrow = g.getDpsInputOperand(0)->get();
   if (cast<RankedTensorType>(narrow.getType()).getShape() != cast<RankedTensorType>(v.getType()).getShape())
     return {};
-  return {NarrowSource::Fold, ext.getIn().getType(), narrow, {}, 0};
+  return {NarrowSource::Fold, in.getType(), narrow, {}, 0};
 }
 
 /// A linalg.generic (e.g. a bf16 model's GELU, fused with the upcast of its
@@ -55,20 +72,41 @@ NarrowSource foldableExtension(linalg::GenericOp g, Value v) {
 /// narrow value itself, losslessly.
 NarrowSource retypableProducer(linalg::GenericOp g, OpResult v) {
   unsigned r = v.getResultNumber();
-  auto ext = g.getBlock()->getTerminator()->getOperand(r).getDefiningOp<arith::ExtFOp>();
-  if (!ext || !isNarrowFloat(ext.getIn().getType()) || !v.hasOneUse() ||
+  Value in = upcastSource(g.getBlock()->getTerminator()->getOperand(r).getDefiningOp());
+  if (!in || !v.hasOneUse() ||
       !g.getDpsInitOperand(r)->get().getDefiningOp<tensor::EmptyOp>() ||
       !g.getMatchingBlockArgument(g.getDpsInitOperand(r)).use_empty())
     return {};
-  return {NarrowSource::Retype, ext.getIn().getType(), {}, g, r};
+  return {NarrowSource::Retype, in.getType(), {}, g, r};
 }
 
 NarrowSource narrowSourceOf(Value v) {
+  // torch-mlir's nn.Linear transposes the upcast weight (W^T): transposing
+  // the narrow tensor instead is the same, and a weight-only transpose.
+  if (auto t = v.getDefiningOp<linalg::TransposeOp>()) {
+    auto g = t.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!g || !t.getInput().hasOneUse())
+      return {};
+    NarrowSource s = foldableExtension(g, t.getInput());
+    if (s.kind != NarrowSource::Fold)
+      return {};
+    s.kind = NarrowSource::TransposeFold;
+    s.transpose = t;
+    return s;
+  }
   auto g = v.getDefiningOp<linalg::GenericOp>();
   if (!g)
     return {};
   NarrowSource s = foldableExtension(g, v);
   return s.kind != NarrowSource::None ? s : retypableProducer(g, cast<OpResult>(v));
+}
+
+/// The narrow tensor transposed as `s.transpose` transposes its extension.
+Value transposeNarrow(const NarrowSource &s) {
+  linalg::TransposeOp t = s.transpose;
+  OpBuilder b(t);
+  Value init = tensor::EmptyOp::create(b, t.getLoc(), tensor::getMixedSizes(b, t.getLoc(), t.getInit()), s.type);
+  return linalg::TransposeOp::create(b, t.getLoc(), s.narrow, init, t.getPermutation())->getResult(0);
 }
 
 /// Makes `s.producer` yield its narrow value as result `s.result`.
@@ -81,10 +119,10 @@ Value retypeProducer(const NarrowSource &s) {
   g.getMatchingBlockArgument(init).setType(s.type);
   init->set(narrowInit);
   Operation *yield = g.getBlock()->getTerminator();
-  auto ext = yield->getOperand(s.result).getDefiningOp<arith::ExtFOp>();
-  yield->setOperand(s.result, ext.getIn());
-  if (ext->use_empty())
-    ext->erase();
+  Operation *upcast = yield->getOperand(s.result).getDefiningOp();
+  yield->setOperand(s.result, upcastSource(upcast));
+  if (upcast->use_empty())
+    upcast->erase();
   OpResult result = g->getResult(s.result);
   result.setType(narrowInit.getType());
   return result;
@@ -118,7 +156,8 @@ void retypeInputs(linalg::LinalgOp op, ArrayRef<Value> inputs) {
     if (wide == narrow)
       continue;   // already narrow
     arg.setType(narrow);
-    Value ext = arith::ExtFOp::create(b, op.getLoc(), wide, arg);
+    Value ext = isInt8(narrow) ? Value(arith::SIToFPOp::create(b, op.getLoc(), wide, arg))
+                               : Value(arith::ExtFOp::create(b, op.getLoc(), wide, arg));
     arg.replaceAllUsesExcept(ext, ext.getDefiningOp());
   }
 }
@@ -138,18 +177,27 @@ struct CuvilNarrowContractionOperandsPass
                                     "bf16, f16 or empty, got '" << elementType << "'";
       return signalPassFailure();
     }
-    SmallVector<linalg::LinalgOp> contractions;
+    SmallVector<linalg::LinalgOp> contractions, batched;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op) &&
-          op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
-          getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+      if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 || op->getNumResults() != 1 ||
+          !getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+        return;
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNchwFchwOp>(op))
         contractions.push_back(op);
+      // cuvil.matmul's batched form (cuvil-lower-to-linalg), e.g. the
+      // grouped products of a weight-only int4 layer: integer weights only.
+      else if (isa<linalg::GenericOp>(op) && linalg::isaContractionOpInterface(op))
+        batched.push_back(op);
     });
     for (linalg::LinalgOp op : contractions)
       narrow(op, target);
+    for (linalg::LinalgOp op : batched)
+      narrowIntegerWeights(op);
   }
 
   void narrow(linalg::LinalgOp op, Type target) {
+    if (narrowIntegerWeights(op))
+      return;
     // Per input: how it becomes narrow (an existing narrow operand: None).
     SmallVector<NarrowSource> sources;
     Type common;
@@ -178,9 +226,34 @@ struct CuvilNarrowContractionOperandsPass
       case NarrowSource::Fold: inputs.push_back(s.narrow); break;
       case NarrowSource::Retype: inputs.push_back(retypeProducer(s)); break;
       case NarrowSource::Truncate: inputs.push_back(truncate(b, op.getLoc(), in->get(), s.type)); break;
+      case NarrowSource::TransposeFold: inputs.push_back(transposeNarrow(s)); break;
       }
     }
     retypeInputs(op, inputs);
+  }
+
+  /// f32 x sitofp(i8) (a weight-only quantized layer): the i8 operand is
+  /// read as it is, every other operand stays as it is (no `precision=`
+  /// truncation: the activations of such a layer stay f32). Whether any
+  /// input was such an upcast.
+  bool narrowIntegerWeights(linalg::LinalgOp op) {
+    SmallVector<Value> inputs;
+    bool any = false;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      NarrowSource s = getElementTypeOrSelf(in->get().getType()).isF32() ? narrowSourceOf(in->get())
+                                                                          : NarrowSource();
+      if (s.kind == NarrowSource::None || !isInt8(s.type)) {
+        inputs.push_back(in->get());
+        continue;
+      }
+      any = true;
+      inputs.push_back(s.kind == NarrowSource::Fold            ? s.narrow
+                       : s.kind == NarrowSource::TransposeFold ? transposeNarrow(s)
+                                                               : retypeProducer(s));
+    }
+    if (any)
+      retypeInputs(op, inputs);
+    return any;
   }
 };
 

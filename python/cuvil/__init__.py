@@ -16,11 +16,20 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
     """Compile a torch.nn.Module, or an ONNX model (a path or an
     onnx.ModelProto), to native code (see cuvil.compiler, cuvil.compiler_onnx).
     precision: "fp32", "bf16", "fp16", "int8" (with calibration=[(x,), ...]),
-    "int8-dynamic"."""
+    "int8-dynamic", "int8-weight", "int4-weight"."""
     from .compiler import compile as _compile
     return _compile(model, example_inputs, target=target, opt_level=opt_level,
                     num_threads=num_threads, dynamic_dims=dynamic_dims, profile=profile,
                     precision=precision, dump_dir=dump_dir, calibration=calibration)
+
+
+def quantize_weights(model, bits=8, group_size=None, inplace=False):
+    """A copy of `model` whose linear layers hold `bits`-bit (8 or 4) weights
+    with f32 scales per output channel, or per `group_size` input channels
+    (cuvil.weight_only); compile it with cuvil.compile or
+    torch.compile(backend="cuvil")."""
+    from .weight_only import quantize_weights as _quantize_weights
+    return _quantize_weights(model, bits, group_size, inplace=inplace)
 
 
 def export(model, example_inputs, out_dir, target="host"):

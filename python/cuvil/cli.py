@@ -180,7 +180,9 @@ def _compare_with_reference(fast, subject, args):
 # significand (bf16: 8 bits, fp16: 11) over sums of many products.
 _DEFAULT_RTOL = {"fp32": 1e-4, "bf16": 3e-2, "fp16": 5e-3,
                  # int8: an activation quantization step or so per layer (2^-8 of the range)
-                 "int8": 1e-1, "int8-dynamic": 1e-1}
+                 "int8": 1e-1, "int8-dynamic": 1e-1,
+                 # weight-only: a weight step per layer, against the fp32 model
+                 "int8-weight": 3e-2, "int4-weight": 3e-1}
 
 
 def _check_fields(check, subject) -> dict:

@@ -51,6 +51,10 @@ def cuvil_backend(gm, example_inputs, options=None, mode=None, **kwargs):
         raise ValueError("precision='int8' (static) needs calibration batches, which a torch.compile "
                          "backend does not get: use precision='int8-dynamic', or quantize with PT2E "
                          "first (cuvil.compile(convert_pt2e(...)))")
+    if options.get("precision") in ("int8-weight", "int4-weight"):
+        raise ValueError(f"precision={options['precision']!r} rewrites the model's nn.Linear layers, which a "
+                         "torch.compile backend sees only as graph ops: quantize the model first, "
+                         "torch.compile(cuvil.quantize_weights(model, bits=8), backend='cuvil')")
     try:
         graph, tensor_positions, dynamic_dims = _tensor_only(gm)
         if options.get("precision") == "int8-dynamic":   # quantized from this graph's inputs

@@ -79,8 +79,11 @@ def environment() -> Environment:
 #: its contractions on bf16 / fp16 operands whatever this says. "int8" /
 #: "int8-dynamic" quantize the model first (cuvil.quantize: PT2E), their
 #: linear layers and convolutions then run on int8 operands (no float
-#: narrowing: "").
-PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16", "int8": "", "int8-dynamic": ""}
+#: narrowing: ""). "int8-weight" / "int4-weight" quantize only the linear
+#: layers' weights (cuvil.quantize_weights): f32 activations times integer
+#: weights converted in the kernel.
+PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16", "int8": "", "int8-dynamic": "",
+              "int8-weight": "", "int4-weight": ""}
 
 # {input index: {dim: symbol name}} as a hashable, ordered tuple.
 DynamicDims = Tuple[Tuple[int, Tuple[Tuple[int, str], ...]], ...]

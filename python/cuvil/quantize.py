@@ -1,6 +1,8 @@
 """Before import: `cuvil.compile(model, precision="int8" | "int8-dynamic")`
 quantizes a float model with PyTorch's PT2E flow (torchao), then compiles
-the quantized graph like any PT2E model (cuvil.importer_quantized).
+the quantized graph like any PT2E model (cuvil.importer_quantized);
+"int8-weight" / "int4-weight" quantize the linear layers' weights only
+(cuvil.quantize_weights, no torchao needed).
 
   int8          static: torchao's X86InductorQuantizer defaults (uint8
                 per-tensor activations, int8 per-channel weights), the
@@ -18,6 +20,7 @@ import logging
 from typing import Optional, Sequence
 
 from .errors import CompileError
+from .weight_only import WEIGHT_ONLY_PRECISIONS, quantize_weights
 
 log = logging.getLogger("cuvil.quantize")
 
@@ -25,13 +28,22 @@ log = logging.getLogger("cuvil.quantize")
 INT8_PRECISIONS = {"int8": False, "int8-dynamic": True}
 
 
+def is_quantizing(precision: str) -> bool:
+    """Whether `precision` changes the model before import (here)."""
+    return precision in INT8_PRECISIONS or precision in WEIGHT_ONLY_PRECISIONS
+
+
 def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
              calibration: Optional[Sequence[Sequence]] = None):
-    """The PT2E int8 model (a torch.fx.GraphModule) of the float `model`."""
+    """The model quantized for `precision`: PT2E int8 (a torch.fx.GraphModule),
+    or a copy with weight-only linear layers (cuvil.quantize_weights)."""
     import torch
     from .importer_quantized import in_eval_mode, is_quantized_graph
     if is_quantized_graph(model):   # already PT2E-quantized: compiled as it is
         return model
+    if precision in WEIGHT_ONLY_PRECISIONS:
+        bits, group_size = WEIGHT_ONLY_PRECISIONS[precision]
+        return quantize_weights(model, bits, group_size)
     dynamic = INT8_PRECISIONS[precision]
     batches = [tuple(b) if isinstance(b, (tuple, list)) else (b,) for b in (calibration or ())]
     if not dynamic and not batches:

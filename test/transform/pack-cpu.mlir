@@ -49,6 +49,22 @@ func.func @padded(%x: tensor<37x33xf32>, %b: tensor<33x200xf32>) -> tensor<37x20
   return %r : tensor<37x200xf32>
 }
 
+// A decode step's matmul (M = 1) of an int8 weight (cuvil.weight_only) is
+// packed too: i8 panels [N/64][K][64], the weight-only pack hoisted.
+// CHECK-LABEL: func.func @one_row_int8_weight
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<2x64x64xi8>) outs(%{{.*}} : tensor<1x2x64xf32>)
+// CHECK:           arith.sitofp
+// PREPACK-LABEL: func.func @one_row_int8_weight(
+// PREPACK-SAME:      tensor<2x64x64xi8> {cuvil.packed
+func.func @one_row_int8_weight(%x: tensor<1x64xf32>, %q: tensor<64x128xi8> {cuvil.weight}) -> tensor<1x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x128xf32>) -> tensor<1x128xf32>
+  %r = linalg.matmul ins(%x, %q : tensor<1x64xf32>, tensor<64x128xi8>) outs(%f : tensor<1x128xf32>) -> tensor<1x128xf32>
+  return %r : tensor<1x128xf32>
+}
+
 // Small M or N, or a dynamic M: left to matmul_cpu's plain schedule.
 // CHECK-LABEL: func.func @small_or_dynamic
 // CHECK-COUNT-3: linalg.matmul

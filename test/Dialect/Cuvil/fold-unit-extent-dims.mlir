@@ -32,3 +32,26 @@ func.func @one_panel(%a: tensor<64x144x4xi8>, %b: tensor<1x144x64x4xi8>, %c: ten
   } -> tensor<64x1x64xi32>
   return %d : tensor<64x1x64xi32>
 }
+
+// -----
+
+// pack_cpu.mlir's plain panels for a decode step's M = 1 matmul keep their
+// four loops (matmul_cpu.mlir schedules the rank-4 op; without its m loop it
+// would stay scalar loops).
+#pl = affine_map<(m, np, k, j) -> (m, k)>
+#pr = affine_map<(m, np, k, j) -> (np, k, j)>
+#po = affine_map<(m, np, k, j) -> (m, np, j)>
+// CHECK-LABEL: func.func @one_row_panels
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<1x256xf32>, tensor<4x256x64xi8>) outs(%{{.*}} : tensor<1x4x64xf32>)
+func.func @one_row_panels(%a: tensor<1x256xf32>, %b: tensor<4x256x64xi8>, %c: tensor<1x4x64xf32>) -> tensor<1x4x64xf32> {
+  %r = linalg.generic {indexing_maps = [#pl, #pr, #po], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<1x256xf32>, tensor<4x256x64xi8>) outs(%c : tensor<1x4x64xf32>) {
+  ^bb0(%x: f32, %w: i8, %acc: f32):
+    %wf = arith.sitofp %w : i8 to f32
+    %p = arith.mulf %x, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x64xf32>
+  return %r : tensor<1x4x64xf32>
+}

@@ -139,3 +139,85 @@ func.func @producer_with_two_users(%x: tensor<8x16xf32>, %b: tensor<16x32xf32>, 
   %r = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %r, %a : tensor<8x32xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A weight-only quantized nn.Linear (cuvil.weight_only): f32 activations
+// times the transposed upcast of an int8 weight. The i8 weight is transposed
+// instead and read by the matmul, which converts it (sitofp) in its body;
+// the f32 activations stay f32, also under element-type= (no truncation).
+#wid = affine_map<(d0, d1) -> (d0, d1)>
+// FOLD-LABEL: func.func @int8_weight_linear
+// FOLD:         %[[T:.*]] = linalg.transpose ins(%arg1 : tensor<32x16xi8>) outs(%{{.*}} : tensor<16x32xi8>) permutation = [1, 0]
+// FOLD:         linalg.matmul ins(%arg0, %[[T]] : tensor<8x16xf32>, tensor<16x32xi8>) outs(%{{.*}} : tensor<8x32xf32>)
+// FOLD-NOT:     arith.sitofp
+// BF16-LABEL: func.func @int8_weight_linear
+// BF16:         linalg.matmul ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<16x32xi8>)
+func.func @int8_weight_linear(%x: tensor<8x16xf32>, %q: tensor<32x16xi8>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<32x16xf32>
+  %w = linalg.generic {indexing_maps = [#wid, #wid], iterator_types = ["parallel", "parallel"]}
+      ins(%q : tensor<32x16xi8>) outs(%e : tensor<32x16xf32>) {
+  ^bb0(%v: i8, %o: f32):
+    %f = arith.sitofp %v : i8 to f32
+    linalg.yield %f : f32
+  } -> tensor<32x16xf32>
+  %et = tensor.empty() : tensor<16x32xf32>
+  %wt = linalg.transpose ins(%w : tensor<32x16xf32>) outs(%et : tensor<16x32xf32>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%x, %wt : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// The batched contraction cuvil-lower-to-linalg makes of cuvil.matmul with a
+// 3-D int8 weight: the generic reads the i8 weight too.
+#bx = affine_map<(b, m, k, n) -> (b, m, k)>
+#bw = affine_map<(b, m, k, n) -> (b, k, n)>
+#bo = affine_map<(b, m, k, n) -> (b, m, n)>
+#bid = affine_map<(a, b, c) -> (a, b, c)>
+// FOLD-LABEL: func.func @int8_weight_batched_generic
+// FOLD:         linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x4x16xf32>, tensor<2x16x32xi8>) outs(%arg2 : tensor<2x4x32xf32>)
+// FOLD:           arith.sitofp %{{.*}} : i8 to f32
+// FOLD:           arith.mulf
+func.func @int8_weight_batched_generic(%x: tensor<2x4x16xf32>, %q: tensor<2x16x32xi8>, %c: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
+  %e = tensor.empty() : tensor<2x16x32xf32>
+  %w = linalg.generic {indexing_maps = [#bid, #bid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<2x16x32xi8>) outs(%e : tensor<2x16x32xf32>) {
+  ^bb0(%v: i8, %o: f32):
+    %f = arith.sitofp %v : i8 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x16x32xf32>
+  %r = linalg.generic {indexing_maps = [#bx, #bw, #bo], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<2x4x16xf32>, tensor<2x16x32xf32>) outs(%c : tensor<2x4x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32xf32>
+  return %r : tensor<2x4x32xf32>
+}
+
+// -----
+
+// A batched generic whose operands are both f32 computations (attention):
+// left as it is, whatever element-type says (only named contractions narrow).
+#ax = affine_map<(b, m, k, n) -> (b, m, k)>
+#aw = affine_map<(b, m, k, n) -> (b, k, n)>
+#ao = affine_map<(b, m, k, n) -> (b, m, n)>
+// FOLD-LABEL: func.func @f32_batched_generic
+// FOLD:         linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x4x16xf32>, tensor<2x16x32xf32>)
+// BF16-LABEL: func.func @f32_batched_generic
+// BF16:         linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x4x16xf32>, tensor<2x16x32xf32>)
+func.func @f32_batched_generic(%x: tensor<2x4x16xf32>, %w: tensor<2x16x32xf32>, %c: tensor<2x4x32xf32>) -> tensor<2x4x32xf32> {
+  %r = linalg.generic {indexing_maps = [#ax, #aw, #ao], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<2x4x16xf32>, tensor<2x16x32xf32>) outs(%c : tensor<2x4x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32xf32>
+  return %r : tensor<2x4x32xf32>
+}
