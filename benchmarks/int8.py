@@ -1,8 +1,10 @@
-"""int8 inference: Cuvil (PT2E static and dynamic) against what users would
-run instead, on the same host, interleaved.
+"""int8 inference: Cuvil (PT2E static and dynamic; weight-only int8/int4)
+against what users would run instead, on the same host, interleaved.
 
     python benchmarks/int8.py [--threads 1 2] [--rounds 5] [--workloads mlp resnet18 decoder bert]
-                              [--out benchmarks/results/int8.json]
+                              [--systems ...] [--out benchmarks/results/int8.json]
+    python benchmarks/int8.py --workloads mlp-decode decoder-token --systems cuvil-fp32 \
+        cuvil-int8-weight cuvil-int4-weight eager-fp32 inductor-fp32 torchao-int8-weight   # decode steps
 
 Systems, per workload and thread count:
   cuvil-fp32          cuvil.compile(model): the fp32 baseline
@@ -12,6 +14,14 @@ Systems, per workload and thread count:
   ort-fp32            onnxruntime on the fp32 ONNX export
   ort-int8-dynamic    onnxruntime.quantization.quantize_dynamic (QInt8 weights)
   ort-int8-qdq        quantize_static (QDQ, the same 8 calibration batches)
+  cuvil-int8-weight   precision="int8-weight" (weight-only, per output channel)
+  cuvil-int4-weight   precision="int4-weight" (weight-only, groups of 128)
+  eager-fp32, inductor-fp32  PyTorch itself on the fp32 model
+  torchao-int8-weight torchao's Int8WeightOnlyConfig, torch.compile'd (what
+                      torchao documents for weight-only int8)
+The decode workloads (batch 1, one token) are memory-bound: their weights
+(100 / 200 MB in fp32) stream from DRAM on every call, where weight-only
+int8 reads a quarter of the bytes.
 Each row: min and median ms over the rounds (all systems timed in turn in
 every round: these VMs' speed swings up to 2x within minutes), and the
 relative L2 error against fp32 eager. A system that is not installed or
@@ -46,6 +56,9 @@ WORKLOADS = {
     "resnet18": (_resnet18, lambda: (torch.randn(1, 3, 224, 224),), 5),
     "decoder": (lambda: models.DecoderBlock(768, 12), lambda: (torch.randn(1, 128, 768),), 10),
     "bert": (lambda: models.LastHidden(models.bert()), lambda: (torch.randint(0, 30000, (1, 128)),), 3),
+    # decode steps: one token through large layers
+    "mlp-decode": (lambda: models.MLP((1024, 4096, 4096, 1024)), lambda: (torch.randn(1, 1024),), 20),
+    "decoder-token": (lambda: models.DecoderBlock(2048, 16), lambda: (torch.randn(1, 1, 2048),), 20),
 }
 
 
@@ -118,7 +131,41 @@ def _ort(kind):
     return prepare
 
 
+def _eager(model, make, threads):
+    torch.set_num_threads(threads)
+    return (lambda x: model(*x)), 0.0
+
+
+def _inductor_fp32(model, make, threads):
+    torch.set_num_threads(threads)
+    torch._dynamo.reset()
+    t = time.perf_counter()
+    fast = torch.compile(model)
+    with torch.no_grad():
+        fast(*make())
+    return (lambda x: fast(*x)), time.perf_counter() - t
+
+
+def _torchao_int8_weight(model, make, threads):
+    import copy
+    try:
+        from torchao.quantization import Int8WeightOnlyConfig, quantize_
+    except ImportError:
+        raise systems.Skip("torchao not installed (pip install .[quant])")
+    torch.set_num_threads(threads)
+    torch._dynamo.reset()
+    t = time.perf_counter()
+    quantized = copy.deepcopy(model)
+    quantize_(quantized, Int8WeightOnlyConfig())
+    fast = torch.compile(quantized)
+    with torch.no_grad():
+        fast(*make())
+    return (lambda x: fast(*x)), time.perf_counter() - t
+
+
 SYSTEMS = {"cuvil-fp32": _cuvil("fp32"), "cuvil-int8": _cuvil("int8"),
+           "cuvil-int8-weight": _cuvil("int8-weight"), "cuvil-int4-weight": _cuvil("int4-weight"),
+           "eager-fp32": _eager, "inductor-fp32": _inductor_fp32, "torchao-int8-weight": _torchao_int8_weight,
            "cuvil-int8-dynamic": _cuvil("int8-dynamic"), "inductor-int8": _inductor_int8,
            "ort-fp32": _ort("fp32"), "ort-int8-dynamic": _ort("int8-dynamic"), "ort-int8-qdq": _ort("int8-qdq")}
 

@@ -52,7 +52,7 @@ module attributes {transform.with_named_sequence} {
   // row in another page (no hardware prefetch across them). Measured on
   // the Zen 4 VM, 1 thread, MLP 1024-4096-4096-1024 at batch 1 (100 MB of
   // fp32 weights), with matmul_cpu.mlir's few-rows tile: fp32 9.2 -> 4.1 ms,
-  // int8 weights (cuvil.weight_only) 4.4 -> 1.3 ms; benchmarks/weight_only.py.
+  // int8 weights (cuvil.weight_only) 4.4 -> 1.3 ms; benchmarks/int8.py has the decode rows.
   transform.named_sequence @cuvil_match_packable_gemv(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op

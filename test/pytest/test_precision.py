@@ -113,8 +113,8 @@ def test_precision_is_part_of_the_cache_key(tmp_path):
 
 
 def test_bad_precision_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"precision must be one of \['bf16', 'fp16', 'fp32', 'int8', "
-                                         r"'int8-dynamic'\], got 'int4'"):
+    with pytest.raises(ValueError, match=r"precision must be one of \['bf16', 'fp16', 'fp32', 'int4-weight', "
+                                         r"'int8', 'int8-dynamic', 'int8-weight'\], got 'int4'"):
         cuvil.compile(torch.nn.Linear(4, 4), precision="int4")
 
 
