@@ -60,6 +60,19 @@ def mlir_runtime_lib(name: str) -> Path:
     return mlir_lib_dir() / f"lib{name}.so"
 
 
+@lru_cache(maxsize=None)
+def host_triple() -> str:
+    """The target triple llc compiles for by default (`llc --version`: the
+    machine it was built for, this one)."""
+    import subprocess
+    out = subprocess.run([str(llvm_bin("llc")), "--version"], capture_output=True, text=True,
+                         env=tool_env()).stdout
+    for line in out.splitlines():
+        if "Default target:" in line:
+            return line.split(":", 1)[1].strip()
+    raise RuntimeError(f"cuvil: `llc --version` names no default target:\n{out}")
+
+
 def tool_env() -> dict:
     """Environment for running llc & co (they load libLLVM.so)."""
     env = dict(os.environ)
