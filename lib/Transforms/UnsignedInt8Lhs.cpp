@@ -10,15 +10,21 @@
 // operands: this pass rewrites each VNNI-packed int8 contraction (the rank-5
 // linalg.generic C[m][n/64][64] += A[m][k/4][4] * B[n/64][k/4][64][4] that
 // transform_scripts/pack_cpu.mlir makes of an int8 matmul) to read
-// `A xor 0x80` zero-extended, and subtracts 128 x the column sums of B after
-// it. The column sums read B only: for a weight they are computed once, in
-// @main_prepack (cuvil-split-prepack). The result is exact: i32 arithmetic
-// wraps, so both sides agree modulo 2^32, and the signed sum fits in i32.
+// `A xor 0x80` zero-extended, and subtracts 128 x the column sums of B. When
+// C starts from zero (a zero fill, the matmul's own), the correction is C's
+// starting value instead: the contraction accumulates onto -128 x the sums
+// (broadcast over the rows), so no pass over C follows it and the shared
+// zero-filled buffer is not copied for it; otherwise a pass after it
+// subtracts. The column sums read B only: for a weight they are computed
+// once, in @main_prepack (cuvil-split-prepack), and so is their -128 x. The
+// result is exact: i32 arithmetic wraps, so both sides agree modulo 2^32, and
+// the signed sum fits in i32.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILUNSIGNEDINT8LHS
@@ -129,6 +135,14 @@ linalg::GenericOp elementwise(OpBuilder &b, Location loc, ValueRange inputs, Arr
                                    });
 }
 
+/// Whether `c` is a zero fill (through reshapes: the packing expands C).
+bool isZeroFill(Value c) {
+  while (auto reshape = c.getDefiningOp<tensor::ExpandShapeOp>())
+    c = reshape.getSrc();
+  auto fill = c.getDefiningOp<linalg::FillOp>();
+  return fill && matchPattern(fill.getInputs()[0], m_Zero());
+}
+
 void rewrite(linalg::GenericOp g) {
   OpBuilder b(g);
   Location loc = g.getLoc();
@@ -194,11 +208,26 @@ void rewrite(linalg::GenericOp g) {
   lhsExt.replaceAllUsesWith(unsignedLhs);
   lhsExt.erase();
 
-  // C = P - 128 * S[n/64][64], into a fresh tensor of C's shape.
-  b.setInsertionPointAfter(g);
   AffineExpr m, n2, j2;
   bindDims(ctx, m, n2, j2);
   Value outEmpty = tensor::EmptyOp::create(b, loc, tensor::getMixedSizes(b, loc, c), i32);
+  if (isZeroFill(c)) {
+    // C starts at -128 * S[n/64][64] (broadcast over m) instead of zero.
+    Value negEmpty = tensor::EmptyOp::create(b, loc, sumShape, i32);
+    Value negSums = elementwise(b, loc, {sums}, {b.getMultiDimIdentityMap(2)}, negEmpty,
+                                [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                                  Value k = arith::ConstantOp::create(nb, l, nb.getIntegerAttr(i32, -128));
+                                  return arith::MulIOp::create(nb, l, args[0], k);
+                                }).getResult(0);
+    Value init = elementwise(b, loc, {negSums}, {AffineMap::get(3, 0, {n2, j2}, ctx)}, outEmpty,
+                             [&](OpBuilder &, Location, ValueRange args) -> Value { return args[0]; })
+                     .getResult(0);
+    g.getDpsInitOperand(0)->set(init);
+    return;
+  }
+
+  // C = P - 128 * S[n/64][64], into a fresh tensor of C's shape.
+  b.setInsertionPointAfter(g);
   auto fix = elementwise(b, loc, {g.getResult(0), sums},
                          {b.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {n2, j2}, ctx)}, outEmpty,
                          [&](OpBuilder &nb, Location l, ValueRange args) -> Value {

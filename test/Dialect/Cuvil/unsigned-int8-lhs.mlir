@@ -2,7 +2,8 @@
 
 // The VNNI-packed int8 contraction pack_cpu.mlir makes of a 32x256x192
 // matmul: the lhs flipped to unsigned (xor 0x80), read zero-extended; B's
-// column sums in C's packed layout; 128 x the sums subtracted from the result.
+// column sums in C's packed layout; C, a zero fill, starts at -128 x the sums
+// (broadcast over the rows) instead, and nothing follows the contraction.
 #lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
 #rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
 #out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
@@ -13,15 +14,17 @@
 // CHECK-SAME:        ins(%{{.*}} : tensor<3x64x64x4xi8>) outs(%{{.*}} : tensor<3x64xi32>)
 // CHECK:           arith.extsi
 // CHECK:           arith.addi
-// CHECK:         %[[DOT:.*]] = linalg.generic {{.*}} ins(%[[FLIP]], %{{.*}} : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>)
+// CHECK:         %[[NEG:.*]] = linalg.generic {{.*}} ins(%[[SUMS]] : tensor<3x64xi32>) outs(%{{.*}} : tensor<3x64xi32>)
+// CHECK:           %[[C:.*]] = arith.constant -128 : i32
+// CHECK:           arith.muli %{{.*}}, %[[C]] : i32
+// CHECK:         %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[NEG]] : tensor<3x64xi32>) outs(%{{.*}} : tensor<32x3x64xi32>)
+// CHECK:         %[[DOT:.*]] = linalg.generic {{.*}} ins(%[[FLIP]], %{{.*}} : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%[[INIT]] : tensor<32x3x64xi32>)
 // CHECK:           arith.extui %{{.*}} : i8 to i32
 // CHECK:           arith.extsi %{{.*}} : i8 to i32
 // CHECK:           arith.muli
 // CHECK:           arith.addi
-// CHECK:         %[[FIX:.*]] = linalg.generic {{.*}} ins(%[[DOT]], %[[SUMS]] : tensor<32x3x64xi32>, tensor<3x64xi32>)
-// CHECK:           %[[S:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
-// CHECK:           arith.subi %{{.*}}, %[[S]] : i32
-// CHECK:         return %[[FIX]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[DOT]]
 func.func @packed(%a: tensor<32x64x4xi8>, %b: tensor<3x64x64x4xi8>) -> tensor<32x3x64xi32> {
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<32x3x64xi32>
@@ -29,6 +32,34 @@ func.func @packed(%a: tensor<32x64x4xi8>, %b: tensor<3x64x64x4xi8>) -> tensor<32
   %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
       ins(%a, %b : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%f : tensor<32x3x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %x32 = arith.extsi %x : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<32x3x64xi32>
+  return %r : tensor<32x3x64xi32>
+}
+
+// -----
+
+// C not a zero fill (here an argument: accumulating into a given tensor):
+// 128 x the sums are subtracted from the result, in a pass after it.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+// CHECK-LABEL: func.func @packed_into_given_init
+// CHECK:         %[[SUMS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel", "reduction"]
+// CHECK:         %[[DOT:.*]] = linalg.generic {{.*}} outs(%arg2 : tensor<32x3x64xi32>)
+// CHECK:         %[[FIX:.*]] = linalg.generic {{.*}} ins(%[[DOT]], %[[SUMS]] : tensor<32x3x64xi32>, tensor<3x64xi32>)
+// CHECK:           %[[S:.*]] = arith.muli %{{.*}}, %{{.*}} : i32
+// CHECK:           arith.subi %{{.*}}, %[[S]] : i32
+// CHECK:         return %[[FIX]]
+func.func @packed_into_given_init(%a: tensor<32x64x4xi8>, %b: tensor<3x64x64x4xi8>, %c: tensor<32x3x64xi32>) -> tensor<32x3x64xi32> {
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%c : tensor<32x3x64xi32>) {
   ^bb0(%x: i8, %w: i8, %acc: i32):
     %x32 = arith.extsi %x : i8 to i32
     %w32 = arith.extsi %w : i8 to i32
