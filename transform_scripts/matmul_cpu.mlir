@@ -40,6 +40,15 @@
 //         vector.fma (one broadcast of A[i,k] x one B row chunk per zmm);
 //       - 16x16 shuffle-based transposes (used by linalg.transpose below).
 //
+// Matmuls of fewer than RM rows (M = 1..3: an LLM's decode step, a batch-1 MLP):
+// the RM x RN tile would run them on its masked boundary path only (a mask per
+// k step, the accumulators read and written each step). @cuvil_gemv_cpu tiles
+// all M rows x 128 columns instead, unmasked, accumulators in registers across
+// the whole K; pack_cpu.mlir packs such matmuls' B into panels too (a
+// contiguous stream per panel: row-major B rows are pages apart), and those
+// run @cuvil_packed_matmul_cpu with RM = M. Batch-1 MLP 1024-4096-4096-1024,
+// 1 thread, Zen 4: 10.3 -> 4.1 ms (fp32), 1.3 ms with int8 weights.
+//
 // Transposed B (nn.Linear, x @ W^T): torch-mlir emits linalg.transpose + linalg.matmul.
 //   @cuvil_transpose_cpu tiles the transpose [64,64] -> [16,16] (peeled),
 //   vectorizes it and lowers to AVX-512 16x16 shuffles, then the matmul is scheduled
@@ -398,13 +407,9 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.param<i64>)
     %igemvs, %igemv_rows = transform.collect_matching @cuvil_match_packed_int_gemv in %root
       : (!transform.any_op) -> (!transform.any_op, !transform.param<i64>)
-    transform.foreach %fgemvs, %fgemv_rows : !transform.any_op, !transform.param<i64> {
-    ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
-      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%g, %tnp, %tm, %tkp, %rows)
-        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-           !transform.param<i64>) -> ()
-    }
-    transform.foreach %igemvs, %igemv_rows : !transform.any_op, !transform.param<i64> {
+    %pgemvs = transform.merge_handles %fgemvs, %igemvs : !transform.any_op
+    %pgemv_rows = transform.merge_handles %fgemv_rows, %igemv_rows : !transform.param<i64>
+    transform.foreach %pgemvs, %pgemv_rows : !transform.any_op, !transform.param<i64> {
     ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
       transform.include @cuvil_packed_matmul_cpu failures(propagate) (%g, %tnp, %tm, %tkp, %rows)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,

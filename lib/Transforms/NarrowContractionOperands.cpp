@@ -143,6 +143,21 @@ Value truncate(OpBuilder &b, Location loc, Value v, Type narrow) {
   return g.getResult(0);
 }
 
+/// The narrow tensor `s` makes of `op`'s input `wide` (itself for None).
+Value narrowValue(linalg::LinalgOp op, Value wide, const NarrowSource &s) {
+  switch (s.kind) {
+  case NarrowSource::None: return wide;
+  case NarrowSource::Fold: return s.narrow;
+  case NarrowSource::Retype: return retypeProducer(s);
+  case NarrowSource::TransposeFold: return transposeNarrow(s);
+  case NarrowSource::Truncate: {
+    OpBuilder b(op);
+    return truncate(b, op.getLoc(), wide, s.type);
+  }
+  }
+  llvm_unreachable("every NarrowSource kind is handled");
+}
+
 /// Gives `op` the narrow inputs: their block arguments take the narrow type
 /// and are extended back at the start of the body (what a named op built on
 /// mixed types holds).
@@ -218,17 +233,9 @@ struct CuvilNarrowContractionOperandsPass
     }
     if (llvm::all_of(sources, [](const NarrowSource &s) { return s.kind == NarrowSource::None; }))
       return;
-    OpBuilder b(op);
     SmallVector<Value> inputs;
-    for (auto [in, s] : llvm::zip(op.getDpsInputOperands(), sources)) {
-      switch (s.kind) {
-      case NarrowSource::None: inputs.push_back(in->get()); break;
-      case NarrowSource::Fold: inputs.push_back(s.narrow); break;
-      case NarrowSource::Retype: inputs.push_back(retypeProducer(s)); break;
-      case NarrowSource::Truncate: inputs.push_back(truncate(b, op.getLoc(), in->get(), s.type)); break;
-      case NarrowSource::TransposeFold: inputs.push_back(transposeNarrow(s)); break;
-      }
-    }
+    for (auto [in, s] : llvm::zip(op.getDpsInputOperands(), sources))
+      inputs.push_back(narrowValue(op, in->get(), s));
     retypeInputs(op, inputs);
   }
 
@@ -247,9 +254,7 @@ struct CuvilNarrowContractionOperandsPass
         continue;
       }
       any = true;
-      inputs.push_back(s.kind == NarrowSource::Fold            ? s.narrow
-                       : s.kind == NarrowSource::TransposeFold ? transposeNarrow(s)
-                                                               : retypeProducer(s));
+      inputs.push_back(narrowValue(op, in->get(), s));
     }
     if (any)
       retypeInputs(op, inputs);
