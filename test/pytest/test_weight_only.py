@@ -145,3 +145,17 @@ def test_torch_compile_option_points_to_quantize_weights():
     compiled = torch.compile(model, backend="cuvil", options={"precision": "int8-weight", "strict": True})
     with pytest.raises(Exception, match="quantize_weights"):
         compiled(make())
+
+
+def test_one_build_serves_every_batch():
+    """A dynamic batch (dynamic_dims): one library for a decode step's one
+    row and a prefill's many, each matching the quantized model."""
+    torch.manual_seed(0)
+    quantized = cuvil.quantize_weights(models.MLP((256, 512, 256)).eval(), bits=8)
+    fast = cuvil.compile(quantized, example_inputs=(torch.randn(2, 256),), dynamic_dims={0: 0})
+    for batch in (1, 3, 17):
+        x = torch.randn(batch, 256)
+        with torch.no_grad():
+            want = quantized(x)
+        assert _relative_error(fast(x), want) < 2e-5
+    assert fast.num_signatures == 1, "one build for every batch"
