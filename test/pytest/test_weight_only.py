@@ -159,3 +159,21 @@ def test_one_build_serves_every_batch():
             want = quantized(x)
         assert _relative_error(fast(x), want) < 2e-5
     assert fast.num_signatures == 1, "one build for every batch"
+
+
+def test_hugging_face_gpt2_conv1d_layers_are_quantized():
+    """GPT-2's linear layers are transformers' Conv1D (y = x @ W + b, W
+    [in, out]): they become int8 layers too, and the compiled model matches
+    the quantized one and stays near fp32."""
+    torch.manual_seed(0)
+    gpt2 = models.LastHidden(models.gpt2(**models.SMALL_GPT2)).eval()
+    quantized = cuvil.quantize_weights(gpt2, bits=8)
+    layers = [m for m in quantized.modules() if type(m).__name__ == "WeightOnlyLinear"]
+    assert len(layers) == 4 * models.SMALL_GPT2["layers"]   # c_attn, c_proj, c_fc, mlp c_proj
+    fast = cuvil.compile(quantized)
+    ids = torch.randint(0, 1000, (1, 16))
+    with torch.no_grad():
+        want, reference = quantized(ids), gpt2(ids)
+    got = fast(ids)
+    assert _relative_error(got, want) < 2e-5
+    assert _relative_error(got, reference) < 0.01
