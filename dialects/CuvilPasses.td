@@ -30,6 +30,38 @@ def CuvilMarkWeights : Pass<"cuvil-mark-weights", "::mlir::ModuleOp"> {
   }];
 }
 
+def CuvilLowerTMTensor : Pass<"cuvil-lower-tm-tensor", "::mlir::ModuleOp"> {
+  let summary = "Lower torch-mlir's tm_tensor scatter / sort / topk / scan ops to scf loops on tensors";
+  let description = [{
+    torch-mlir lowers index_put / scatter / scatter_reduce, sort / argsort /
+    topk and cumsum / cumprod to `tm_tensor.scatter`, `tm_tensor.sort` and
+    `tm_tensor.scan`, which arrive in the tm_tensor stand-in dialect
+    (generic form, unverified). Each becomes a nest of scf.for loops over
+    tensors (tensor.extract / tensor.insert carried in iter_args, which
+    bufferize in place) with the op's combiner region inlined:
+
+    * scatter: one iteration per updated element, so an update costs
+      O(updated elements) after the copy of the original (KV-cache updates);
+      a negative index counts from the end (Python's x[-1]: torch-mlir
+      passes index_put's through; eager's scatter / index_add would raise on
+      one instead); an index out of range is skipped and, when it comes from the call's
+      inputs, reported (`cuvil_runtime_error(2)`: the call raises
+      IndexError, as eager does);
+    * sort: a stable insertion sort of every line along the dimension, all
+      operands permuted together, ordered by the comparator region;
+    * topk (kthvalue): every element carried down the k slots of its line
+      (O(n k)), ties to the smaller index;
+    * scan: one pass along the dimension, inclusive or exclusive, with the
+      accumulator holding the last value.
+
+    An op of another name, or one whose operands or properties are not as
+    torch-mlir writes them, is an error naming it. Runs first in the raise
+    step.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilLowerToLinalg : Pass<"cuvil-lower-to-linalg", "::mlir::ModuleOp"> {
   let summary = "Lower Cuvil ops and layouts to linalg/tensor/arith/scf on tensors";
   let description = [{

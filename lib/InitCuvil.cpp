@@ -1,10 +1,11 @@
 //===- InitCuvil.cpp - registration entry points --------------------------===//
 #include "cuvil/InitCuvil.h"
+#include "cuvil/Dialect/TMTensorStandIn.h"
 #include "cuvil/TransformOps/CuvilTransformOps.h"
 #include "cuvil/Transforms/Passes.h"
 
 void mlir::cuvil::registerCuvilDialect(DialectRegistry &registry) {
-  registry.insert<CuvilDialect>();
+  registry.insert<CuvilDialect, TMTensorStandInDialect>();
   registerCuvilTransformExtension(registry);
 }
 
@@ -18,6 +19,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilGuardIntegerDivision();
     registerCuvilIm2colConv();
     registerCuvilLowerToLinalg();
+    registerCuvilLowerTMTensor();
     registerCuvilLowerX86Dot();
     registerCuvilMarkWeights();
     registerCuvilMathApprox();

@@ -11,6 +11,7 @@ NB_MODULE(_site_initialize_0, m) {
   m.def("register_dialects", [](MlirDialectRegistry registry) {
     mlirDialectHandleInsertDialect(mlirGetDialectHandle__cuvil__(), registry);
     cuvilRegisterTransformExtension(registry);
+    cuvilRegisterTMTensorStandIn(registry);
   });
   cuvilRegisterPasses();
 }

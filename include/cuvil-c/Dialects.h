@@ -14,6 +14,9 @@ MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(Cuvil, cuvil);
 /// Adds the transform.cuvil.* ops (a Transform-dialect extension) to `registry`.
 MLIR_CAPI_EXPORTED void cuvilRegisterTransformExtension(MlirDialectRegistry registry);
 
+/// Adds the stand-in for torch-mlir's tm_tensor ops (cuvil/Dialect/TMTensorStandIn.h).
+MLIR_CAPI_EXPORTED void cuvilRegisterTMTensorStandIn(MlirDialectRegistry registry);
+
 /// Registers Cuvil's passes (cuvil-lower-to-linalg, cuvil-raise-linalg).
 MLIR_CAPI_EXPORTED void cuvilRegisterPasses(void);
 

@@ -5,7 +5,8 @@
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::cuvil {
-/// Adds the Cuvil dialect and the transform.cuvil.* ops (a Transform-dialect
+/// Adds the Cuvil dialect, the tm_tensor stand-in (TMTensorStandIn.h) and the
+/// transform.cuvil.* ops (a Transform-dialect
 /// extension) to `registry`.
 void registerCuvilDialect(DialectRegistry &registry);
 /// Registers Cuvil's passes with the global pass registry (idempotent).

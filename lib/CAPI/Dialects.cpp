@@ -2,6 +2,7 @@
 #include "cuvil-c/Dialects.h"
 
 #include "cuvil/Dialect/CuvilOps.h"
+#include "cuvil/Dialect/TMTensorStandIn.h"
 #include "cuvil/InitCuvil.h"
 #include "cuvil/TransformOps/CuvilTransformOps.h"
 #include "mlir/CAPI/IR.h"
@@ -15,6 +16,10 @@ MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Cuvil, cuvil, mlir::cuvil::CuvilDialect)
 
 void cuvilRegisterTransformExtension(MlirDialectRegistry registry) {
   registerCuvilTransformExtension(*unwrap(registry));
+}
+
+void cuvilRegisterTMTensorStandIn(MlirDialectRegistry registry) {
+  unwrap(registry)->insert<TMTensorStandInDialect>();
 }
 
 void cuvilRegisterPasses(void) { registerAllCuvilPasses(); }

@@ -216,15 +216,15 @@ class CompiledModule:
 
     def _import_model(self, args):
         from . import importer
-        # LayerNorm stays in the model's dtype; cumsum avoids tm_tensor; empty bmms are zeros;
+        # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
         # fp16 / bf16 sums and means accumulate in f32.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             return importer.import_model(
                 self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
-                                      **importer.NO_TM_TENSOR_DECOMPS,
                                       **importer.EMPTY_CONTRACTION_DECOMPS,
+                                      **importer.STABLE_SORT_DECOMPS,
                                       **importer.F32_REDUCTION_DECOMPS})
         except CuvilError:
             raise

@@ -132,7 +132,7 @@ class Library:
 #: cuvil_runtime_error codes (runtime_support.c, lib/Transforms/RuntimeErrors.h)
 #: -> what the user is told, and the error raised.
 RUNTIME_ERRORS = {1: ("integer division by zero (eager PyTorch raises ZeroDivisionError)", "ExecutionError"),
-                  2: ("an index is out of range in a gather / embedding / indexing op (eager PyTorch "
+                  2: ("an index is out of range in a gather / scatter / embedding / indexing op (eager PyTorch "
                       "raises IndexError)", "ExecutionIndexError")}
 
 

@@ -86,24 +86,6 @@ def _user_frames(stack_trace: str) -> List[str]:
 # --------------------------------------------------------------------------
 # Export
 # --------------------------------------------------------------------------
-def cumsum_via_tril(x, dim, dtype=None):
-    """aten.cumsum without a scan: O(n^2) masked sum along `dim`. torch-mlir lowers
-    aten.cumsum to tm_tensor.scan, which upstream MLIR cannot parse; this keeps it in
-    linalg.generic. Fine for short dims (masks / position ids), not for long scans."""
-    if x.dim() == 0:
-        return x.to(dtype) if dtype is not None else x.clone()
-    if dtype is None:
-        dtype = x.dtype if (x.is_floating_point() or x.is_complex()) else torch.int64
-    dim = dim % x.dim()
-    xt = x.to(dtype).movedim(dim, -1)
-    idx = torch.arange(xt.shape[-1], device=x.device)
-    tril = (idx.unsqueeze(0) <= idx.unsqueeze(1)).to(dtype)  # [i, j] = (j <= i)
-    return (xt.unsqueeze(-2) * tril).sum(-1).movedim(-1, dim)
-
-
-NO_TM_TENSOR_DECOMPS = {torch.ops.aten.cumsum.default: cumsum_via_tril}
-
-
 def native_layer_norm_f32(x, normalized_shape, weight, bias, eps):
     """PyTorch's own decomposition goes through aten.var_mean.correction, which torch-mlir
     decomposes in f64 (extf -> f64 sums -> truncf). This keeps LayerNorm in the input dtype,
@@ -145,6 +127,15 @@ def bmm_of_empty_operands(a, b):
 
 
 EMPTY_CONTRACTION_DECOMPS = {torch.ops.aten.bmm.default: bmm_of_empty_operands}
+
+
+def sort_stable(x, *, stable=None, dim=-1, descending=False):
+    """aten.sort.stable (sort(stable=True)), which torch-mlir does not lower, as
+    aten.sort: Cuvil's sort (cuvil-lower-tm-tensor) is stable either way."""
+    return torch.ops.aten.sort.default(x, dim, descending)
+
+
+STABLE_SORT_DECOMPS = {torch.ops.aten.sort.stable: sort_stable}
 
 _NARROW_FLOATS = (torch.float16, torch.bfloat16)
 
@@ -299,6 +290,10 @@ def _raise_from_diagnostics(records, stage, err, graph):
     raise CompileError(stage, f"{err}\n{detail}")
 
 
+#: The tm_tensor ops Cuvil takes (cuvil-lower-tm-tensor, first in the raise step).
+LOWERED_TM_TENSOR_OPS = ("tm_tensor.scatter", "tm_tensor.sort", "tm_tensor.topk", "tm_tensor.scan",
+                         "tm_tensor.yield")
+
 # Dialects an upstream MLIR (22.1.8) build knows; torch-mlir can also emit `tm_tensor.*`
 # (TMTensor: scan/cumsum, scatter, sort, topk, attention...) and `ml_program` (globals).
 UPSTREAM_DIALECTS = ("builtin", "func", "linalg", "tensor", "arith", "math", "cf", "scf",
@@ -320,8 +315,19 @@ def non_upstream_ops(module, allowed=UPSTREAM_DIALECTS) -> List[tuple]:
     return sorted(bad, key=lambda b: b[0].endswith(".yield"))
 
 
+def crossing_text(module, debug_info: bool = False) -> str:
+    """The linalg module as the text Cuvil parses. Cuvil's MLIR has no
+    tm_tensor dialect (torch-mlir's scatter, sort, scan), only a stand-in that
+    holds such ops unverified until `cuvil-lower-tm-tensor` rewrites them (first
+    in the raise step); it parses them in the generic form only, so a module
+    with any crosses in the generic form (every op: the printer has no per-op
+    switch)."""
+    generic = any(name.startswith("tm_tensor.") for name, _ in non_upstream_ops(module))
+    return module.operation.get_asm(enable_debug_info=debug_info, print_generic_op_form=generic)
+
+
 def _check_upstream_dialects(module, graph, allowed):
-    bad = non_upstream_ops(module, allowed)
+    bad = [b for b in non_upstream_ops(module, allowed) if b[0] not in LOWERED_TM_TENSOR_OPS]
     if not bad:
         return
     nodes = {n.name: n for n in graph.nodes}
@@ -630,7 +636,7 @@ def import_program_weights_as_args(
         if check_dialects:
             _check_upstream_dialects(module, g, allowed_dialects)
     t1 = time.perf_counter()
-    text = module.operation.get_asm(enable_debug_info=debug_info)
+    text = crossing_text(module, debug_info)
     timings["print"] = time.perf_counter() - t1
 
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,

@@ -444,12 +444,12 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
         t2 = time.perf_counter()
         importer._run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", explain=explain)
         t3 = time.perf_counter()
-        bad = importer.non_upstream_ops(module)
+        bad = [b for b in importer.non_upstream_ops(module) if b[0] not in importer.LOWERED_TM_TENSOR_OPS]
         if bad:
             name, loc = bad[0]
             raise explain.unsupported(name, loc, "upstream-dialect-check",
                                       f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
-        return (module.get_asm(), _output_dims(module, proto, symbols), dict(importer._LAST_TORCH_IR),
+        return (importer.crossing_text(module), _output_dims(module, proto, symbols), dict(importer._LAST_TORCH_IR),
                 {"torch_backend": t2 - t1, "to_linalg": t3 - t2})
 
     # torch-mlir's passes can crash on graphs they do not expect (a SIGFPE,

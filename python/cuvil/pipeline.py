@@ -277,7 +277,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
                  pack_entry: str = "cuvil_pack_matmul_rhs") -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
-    First linalg ops whose loops run zero times (K = 0 matmuls) become their
+    First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
+    cumprod scans; held by a stand-in dialect) become scf loops on tensors. Then linalg ops whose loops run zero times (K = 0 matmuls) become their
     inits (upstream tiling asserts on them); then the asserts torch-mlir puts inside linalg bodies (embedding bounds,
     BatchNorm's empty check) go: they have side effects and block elementwise
     fusion (gathers' data-dependent indices are clamped and checked by a
@@ -304,7 +305,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
-    return ("func.func(cuvil-fold-zero-trip-linalg,cuvil-check-gather-indices,cuvil-strip-asserts)",
+    return ("cuvil-lower-tm-tensor",
+            "func.func(cuvil-fold-zero-trip-linalg,cuvil-check-gather-indices,cuvil-strip-asserts)",
             "cuvil-guard-integer-division",
             "cuvil-mark-weights",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
