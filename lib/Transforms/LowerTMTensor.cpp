@@ -77,6 +77,24 @@ Value inlineBlock(OpBuilder &b, Block &block, ValueRange args) {
   return map.lookupOrDefault(block.back().getOperand(0));
 }
 
+/// torch-mlir orders bools with signed comparisons of i1, where true is -1:
+/// before false. Eager orders false before true: the comparator's signed
+/// predicates on i1 become unsigned ones.
+void orderBoolsAsEager(Block &comparator) {
+  comparator.walk([](arith::CmpIOp cmp) {
+    if (!cmp.getLhs().getType().isInteger(1))
+      return;
+    using P = arith::CmpIPredicate;
+    switch (cmp.getPredicate()) {
+    case P::slt: cmp.setPredicate(P::ult); break;
+    case P::sle: cmp.setPredicate(P::ule); break;
+    case P::sgt: cmp.setPredicate(P::ugt); break;
+    case P::sge: cmp.setPredicate(P::uge); break;
+    default: break;
+    }
+  });
+}
+
 SmallVector<Value> sizesOf(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   SmallVector<Value> sizes;
@@ -257,6 +275,7 @@ LogicalResult lowerSort(Operation *op) {
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
   if (d < 0 || d >= type.getRank())
     return op->emitOpError("sorts dimension ") << d << ", out of the operands' rank";
+  orderBoolsAsEager(*cmp);
 
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -355,6 +374,7 @@ LogicalResult lowerTopk(Operation *op) {
   auto indexElement = dyn_cast<IntegerType>(cast<RankedTensorType>(topIndices.getType()).getElementType());
   if (d < 0 || d >= type.getRank() || !indexElement)
     return op->emitOpError("has dimension ") << d << " or indices that are not integers";
+  orderBoolsAsEager(*cmp);
 
   OpBuilder b(op);
   Location loc = op->getLoc();

@@ -23,8 +23,8 @@ _PATTERNS = [
     # linalg.transpose / broadcast / reduce: their keyword attribute must be
     # an integer list; anything else reaches NamedAttrList::set as null.
     (("permutation", "dimensions"),
-     re.compile(r"\b(?:permutation|dimensions)\s*=(?!\s*" + _INT_LIST
-                + r"|array<|dense<|dense_resource<|#|\")"),
+     re.compile(r"\b(?:permutation|dimensions)\s*=(?!\s*(?:" + _INT_LIST
+                + r"|array<|dense<|dense_resource<|#|\"))"),
      "a `permutation =` / `dimensions =` that is not an integer list"),
     # Named linalg ops cast their `<...>` properties to a dictionary.
     (("linalg.",),

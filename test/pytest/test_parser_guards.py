@@ -88,3 +88,11 @@ def test_nesting_deep_enough_to_overflow_the_parser_is_refused():
     assert line == 1 and "nested more than" in what
     # Real IR nests a few levels; brackets in strings do not count.
     assert find_parser_crash('func.func @g() attributes {s = "' + "[" * 5000 + '"} {\n  return\n}\n') is None
+
+
+def test_generic_form_passes_the_guards():
+    # Modules with tm_tensor ops cross from torch-mlir in the generic form:
+    # properties are dictionaries of `array<...>` values.
+    text = ('%1 = "linalg.transpose"(%0, %e) <{permutation = array<i64: 1, 0>}> ({\n'
+            '%2 = "linalg.broadcast"(%0, %f) <{dimensions = array<i64: 0>}> ({\n')
+    assert find_parser_crash(text) is None

@@ -126,6 +126,12 @@ def test_sorts_match_eager(name):
     _check(Lambda(SORTS[name]), torch.randn(5, 37))
 
 
+def test_bools_sort_false_first_as_eager():
+    x = torch.tensor([[True, False, True, False, False], [False, True, True, False, True]])
+    _check(Lambda(lambda x: torch.sort(x, dim=1)), x)
+    _check(Lambda(lambda x: torch.argsort(x, dim=1, descending=True)), x)
+
+
 def test_sort_is_stable_on_ties_as_eager():
     x = torch.tensor([[3, 1, 2, 1, 3, 0, 1], [5, 5, 5, 5, 4, 4, 4]])
     _check(Lambda(lambda x: torch.sort(x, dim=1, stable=True)), x)

@@ -115,3 +115,19 @@ func.func @topk(%x: tensor<5x37xf32>, %top: tensor<5x2xf32>, %idx: tensor<5x2xi3
   }) : (tensor<5x37xf32>, tensor<5x2xf32>, tensor<5x2xi32>) -> (tensor<5x2xf32>, tensor<5x2xi32>)
   return %0#0, %0#1 : tensor<5x2xf32>, tensor<5x2xi32>
 }
+
+// -----
+
+// Bools: torch-mlir compares i1 signed (true = -1 before false); eager puts
+// false first, so the comparator compares unsigned.
+// CHECK-LABEL: func.func @sort_bools
+// CHECK:         arith.cmpi ule, %{{.*}}, %{{.*}} : i1
+// CHECK-NOT:     arith.cmpi sle
+func.func @sort_bools(%v: tensor<8xi1>) -> tensor<8xi1> {
+  %0 = "tm_tensor.sort"(%v) <{dimension = 0 : i64, operandSegmentSizes = array<i32: 0, 1>}> ({
+  ^bb0(%a: i1, %b: i1):
+    %le = arith.cmpi sle, %a, %b : i1
+    "tm_tensor.yield"(%le) : (i1) -> ()
+  }) : (tensor<8xi1>) -> tensor<8xi1>
+  return %0 : tensor<8xi1>
+}
