@@ -5,8 +5,8 @@ models with numpy-computed outputs) through cuvil.compile.
     python scripts/onnx_conformance.py --jobs 2        # two worker processes
     python scripts/onnx_conformance.py -k gemm         # cases whose name contains "gemm"; prints, writes nothing
 
-Each case compiles in a worker process (a crash or a hang costs one case,
-not the run), runs on every data set, and is compared with the case's own
+Each case compiles in a worker process (scripts/conformance_runner.py: a
+crash or a hang costs one case, not the run), runs on every data set, and is compared with the case's own
 tolerances (np.testing.assert_allclose(rtol, atol) as ONNX's backend tests
 do; shapes and dtypes exactly). Outcomes:
 
@@ -25,14 +25,14 @@ the repository; test_onnx_conformance.py reruns a fixed sample of them.
 import argparse
 import collections
 import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import conformance_runner as runner  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "conformance" / "onnx"
@@ -103,114 +103,9 @@ def run_case(case) -> dict:
         # An `onnx.*` operator torch-mlir left as it was (no pattern matched
         # it) fails to legalize in one of the two pipelines.
         unmapped = "'torch.operator'" in err.detail
-        return dict(status="unmapped" if unmapped else "unsupported", detail=_first_line(str(err)))
+        return dict(status="unmapped" if unmapped else "unsupported", detail=runner.first_line(str(err)))
     except Exception as err:   # noqa: BLE001 - every failure is an outcome here
-        return dict(status="error", detail=f"{type(err).__name__}: {_first_line(str(err))}")
-
-
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0][:300] if text.strip() else ""
-
-
-def worker() -> int:
-    """Reads case names on stdin; for each prints 'start NAME', then its result as JSON."""
-    # The protocol goes out on a private copy of stdout; fd 1 itself goes to
-    # stderr, so that whatever a case prints (Python or C++) cannot break it.
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    cases = all_cases()
-    for line in sys.stdin:
-        name = line.strip()
-        print(f"start {name}", file=protocol, flush=True)
-        result = run_case(cases[name])
-        print(json.dumps(dict(result, name=name)), file=protocol, flush=True)
-    return 0
-
-
-class Worker:
-    """A worker process; restarted after a crash or a timeout. Its lines are
-    read by a thread into a queue (select() on a buffered pipe misses lines
-    already read into the buffer)."""
-
-    def __init__(self, env):
-        self.env = env
-        self.proc = None
-        self.lines = None
-
-    def _start(self):
-        import queue
-        import threading
-        self.proc = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     env=self.env, bufsize=1)
-        self.lines = queue.Queue()
-
-        def pump(stream, lines):
-            for line in stream:
-                lines.put(line)
-            lines.put(None)   # the worker exited
-        threading.Thread(target=pump, args=(self.proc.stdout, self.lines), daemon=True).start()
-
-    def run(self, name: str, timeout: float) -> dict:
-        import queue
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        self.proc.stdin.write(name + "\n")
-        self.proc.stdin.flush()
-        wait = timeout + 60   # a fresh worker first imports torch and onnx
-        while True:
-            try:
-                line = self.lines.get(timeout=wait)
-            except queue.Empty:
-                self.proc.kill()
-                self.proc.wait()
-                return dict(status="crash", detail=f"timed out after {timeout:.0f} s")
-            if line is None:
-                code = self.proc.wait()
-                return dict(status="crash", detail=f"worker died (exit status {code})")
-            if line.startswith("start "):
-                wait = timeout
-                continue
-            result = json.loads(line)
-            result.pop("name", None)
-            return result
-
-
-def run_all(names, jobs: int, timeout: float) -> dict:
-    from concurrent.futures import ThreadPoolExecutor
-    cache = tempfile.mkdtemp(prefix="cuvil-onnx-conformance-")
-    env = dict(os.environ, CUVIL_CACHE_DIR=cache, CUVIL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    workers = [Worker(env) for _ in range(jobs)]
-    free = list(workers)
-    results: dict = {}
-    import threading
-    lock = threading.Lock()
-    t0 = time.time()
-
-    def one(name):
-        with lock:
-            w = free.pop()
-        try:
-            r = w.run(name, timeout)
-        finally:
-            with lock:
-                free.append(w)
-        with lock:
-            results[name] = r
-            if len(results) % 50 == 0 or len(results) == len(names):
-                counts = collections.Counter(v["status"] for v in results.values())
-                print(f"{len(results)}/{len(names)} in {time.time() - t0:.0f} s: {dict(counts)}", flush=True)
-        return r
-
-    with ThreadPoolExecutor(jobs) as pool:
-        list(pool.map(one, names))
-    for w in workers:
-        if w.proc is not None and w.proc.poll() is None:
-            w.proc.stdin.close()
-            w.proc.wait()
-    import shutil
-    shutil.rmtree(cache, ignore_errors=True)
-    return results
+        return dict(status="error", detail=f"{type(err).__name__}: {runner.first_line(str(err))}")
 
 
 def summarize(results: dict, ops: dict) -> dict:
@@ -240,13 +135,6 @@ def _type_refusal(result) -> bool:
     return result["status"] == "unsupported" and "an ONNX graph value of type" in result["detail"]
 
 
-def _reason(detail: str) -> str:
-    """A failure's message with its case-specific parts (names, numbers) blurred."""
-    text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", detail)
-    text = re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "N", text)
-    return text[:160]
-
-
 def write_report(results: dict, ops: dict, summary: dict, meta: dict) -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "results.json").write_text(json.dumps(dict(meta=meta, summary=summary, cases={
@@ -270,13 +158,7 @@ def write_report(results: dict, ops: dict, summary: dict, meta: dict) -> None:
         "(see the script's docstring for what each means)", "",
         "## Failures by reason", "",
     ]
-    reasons = collections.defaultdict(list)
-    for n, r in sorted(results.items()):
-        if r["status"] != "pass":
-            reasons[(r["status"], _reason(r["detail"]))].append(n)
-    for (status, reason), names in sorted(reasons.items(), key=lambda kv: -len(kv[1])):
-        shown = ", ".join(f"`{n}`" for n in names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        lines.append(f"- **{status}** ({len(names)}): {reason or '(no message)'} — {shown}")
+    lines += runner.failures_by_reason(results)
     lines += ["", "## Per op", "", "| op | cases | pass | wrong | unmapped | unsupported | error | crash |",
               "|---|---|---|---|---|---|---|---|"]
     for op, c in s["by_op"].items():
@@ -293,24 +175,20 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=180.0, help="seconds per case")
     args = p.parse_args(argv)
     if args.worker:
-        return worker()
+        return runner.serve(all_cases, run_case)
     cases = all_cases()
     ops = {n: op_of(c, cases) for n, c in cases.items()}
     names = sorted(n for n in cases if args.k in n)
     t0 = time.time()
-    results = run_all(names, args.jobs, args.timeout)
+    results = runner.run_all(__file__, names, args.jobs, args.timeout)
     summary = summarize(results, {n: ops[n] for n in results})
     if args.k:
         for n in names:
             print(f"{results[n]['status']:<12} {n}  {results[n]['detail']}")
         print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
         return 0
-    import platform
-
     import onnx
-    host = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-                platform.processor())
-    meta = dict(onnx=onnx.__version__, date=time.strftime("%Y-%m-%d"), seconds=time.time() - t0, host=host)
+    meta = dict(onnx=onnx.__version__, date=time.strftime("%Y-%m-%d"), seconds=time.time() - t0, host=runner.host())
     write_report(results, ops, summary, meta)
     print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
     return 0
