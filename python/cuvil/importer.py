@@ -175,10 +175,27 @@ F32_REDUCTION_DECOMPS = {
 }
 
 
+def register_hf_cache_pytrees() -> None:
+    """Hugging Face's cache objects (DynamicCache: what a causal LM returns by
+    default, and takes back for the next step) as pytrees of their tensors, so
+    that torch.export flattens them in the inputs and outputs and the call
+    rebuilds them. transformers' own registration; only when the model's
+    process has transformers loaded (Cuvil does not import it otherwise)."""
+    import sys
+    if "transformers" not in sys.modules:
+        return
+    try:
+        from transformers.integrations.executorch import register_dynamic_cache_export_support
+    except ImportError:   # a transformers without it: its caches stay unknown to export
+        return
+    register_dynamic_cache_export_support()   # idempotent
+
+
 def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None,
                    dynamic_shapes=None, strict: bool = False, decompose: bool = True,
                    extra_decompositions: Optional[dict] = None):
     from . import importer_quantized
+    register_hf_cache_pytrees()
     model = importer_quantized.in_eval_mode(model)
     if importer_quantized.is_quantized_graph(model):
         # PT2E's quantize / dequantize pairs as integer matmuls (the rest in
@@ -188,6 +205,9 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
     with torch.no_grad():
         prog = torch.export.export(model, tuple(args), kwargs or {},
                                    dynamic_shapes=dynamic_shapes, strict=strict)
+    out_spec = prog.call_spec.out_spec
+    if decompose and _holds_hf_cache(out_spec):
+        prog = _export_with_flat_outputs(model, args, kwargs, dynamic_shapes, strict)
     if decompose:
         table = dict(get_decomposition_table())
         table.update(extra_decompositions or {})
@@ -197,7 +217,43 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
             # a FutureWarning about torch internals on every compile.
             warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
             prog = prog.run_decompositions(table)
+    if prog.call_spec.out_spec != out_spec:   # flattened for the decompositions: rebuilt by the call
+        prog.module_call_graph[0].signature.out_spec = out_spec
     return prog
+
+
+def _holds_hf_cache(spec) -> bool:
+    """Whether a Hugging Face cache object (DynamicCache ...) is in the outputs."""
+    if spec is None:
+        return False
+    if getattr(spec.type, "__module__", "").startswith("transformers.cache_utils"):
+        return True
+    return any(_holds_hf_cache(child) for child in spec.children_specs)
+
+
+def _export_with_flat_outputs(model, args, kwargs, dynamic_shapes, strict):
+    """The model exported returning its outputs' tensors as a flat tuple.
+    run_decompositions retraces the program together with its output pytree:
+    rebuilding a DynamicCache there creates tensors that end up as constants
+    it does not register ("Constant tensor lifted_tensor_0 is not in the
+    constants dictionary", torch 2.13). The caller puts the real output spec
+    back; the call rebuilds the cache. `forward` is overridden on the instance,
+    so the parameters keep their names."""
+    from torch.utils import _pytree as pytree
+    forward, own = model.forward, "forward" in vars(model)
+
+    def flat_forward(*a, **kw):
+        return tuple(pytree.tree_leaves(forward(*a, **kw)))
+
+    model.forward = flat_forward
+    try:
+        with torch.no_grad():
+            return torch.export.export(model, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes, strict=strict)
+    finally:
+        if own:   # the instance had a forward of its own (a hook): put it back
+            model.forward = forward
+        else:
+            del model.forward
 
 
 # --------------------------------------------------------------------------

@@ -58,3 +58,23 @@ def test_data_dependent_control_flow_points_to_the_dynamo_backend():
     fast = torch.compile(DataDependent(), backend="cuvil")
     for sign in (1.0, -1.0):
         torch.testing.assert_close(fast(sign * x), DataDependent()(sign * x))
+
+
+def test_causal_lm_with_its_default_cache_returns_what_eager_returns():
+    # Hugging Face causal LMs return a DynamicCache by default (use_cache=True):
+    # it is flattened for export and rebuilt by the call, layer by layer.
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    model = transformers.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 128, (1, 8))
+    got, want = cuvil.compile(model)(ids), model(ids)
+    assert type(got) is type(want) and type(got.past_key_values) is type(want.past_key_values)
+    torch.testing.assert_close(got.logits, want.logits, rtol=1e-4, atol=1e-4)
+    assert len(got.past_key_values.layers) == len(want.past_key_values.layers) == 2
+    for g, w in zip(got.past_key_values.layers, want.past_key_values.layers):
+        torch.testing.assert_close(g.keys, w.keys, rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(g.values, w.values, rtol=1e-4, atol=1e-4)
+    # The model is as it was: export overrode forward on the instance only.
+    assert "forward" not in vars(model)
