@@ -47,8 +47,9 @@ def CuvilLowerTMTensor : Pass<"cuvil-lower-tm-tensor", "::mlir::ModuleOp"> {
       one instead); an index out of range is skipped and, when it comes from the call's
       inputs, reported (`cuvil_runtime_error(2)`: the call raises
       IndexError, as eager does);
-    * sort: a stable insertion sort of every line along the dimension, all
-      operands permuted together, ordered by the comparator region;
+    * sort: a stable bottom-up merge sort (O(n log n)) of every line along
+      the dimension through a scratch tensor (each pass copied back), all operands permuted together,
+      ordered by the comparator region;
     * topk (kthvalue): every element carried down the k slots of its line
       (O(n k)), ties to the smaller index;
     * scan: one pass along the dimension, inclusive or exclusive, with the
@@ -59,7 +60,8 @@ def CuvilLowerTMTensor : Pass<"cuvil-lower-tm-tensor", "::mlir::ModuleOp"> {
     step.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"];
+                           "::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::bufferization::BufferizationDialect"];
 }
 
 def CuvilLowerToLinalg : Pass<"cuvil-lower-to-linalg", "::mlir::ModuleOp"> {

@@ -224,6 +224,11 @@ module attributes {transform.with_named_sequence} {
       %n = transform.match.structured.num_inits %s : (!transform.any_op) -> !transform.param<i64>
       %one = transform.param.constant 1 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %n, %one : !transform.param<i64>
+      // One combiner op (a sum, a max): tile_reduction_using_for splits only
+      // those. Others (argmax-like selects of max_pool with indices) stay for
+      // the scalar path: the failed split left the interpreter with stale
+      // handles, and it crashed.
+      transform.match.structured.body %s { reduction_position = 0 } : !transform.any_op
       transform.match.structured.yield
     }
     %rows = transform.cuvil.tile_sizes %op [%red_rows, 0] leading 1

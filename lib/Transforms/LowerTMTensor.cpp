@@ -10,6 +10,8 @@
 #include "RuntimeErrors.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -93,6 +95,21 @@ void orderBoolsAsEager(Block &comparator) {
     default: break;
     }
   });
+}
+
+/// torch-mlir accumulates bools (index_put / index_add / scatter_add) with
+/// arith.addi on i1, where 1 + 1 = 0; eager's bool sum saturates: a logical or.
+void addBoolsAsEager(Block &combiner) {
+  SmallVector<arith::AddIOp> adds;
+  combiner.walk([&](arith::AddIOp add) {
+    if (add.getType().isInteger(1))
+      adds.push_back(add);
+  });
+  for (arith::AddIOp add : adds) {
+    OpBuilder b(add);
+    add.replaceAllUsesWith(arith::OrIOp::create(b, add.getLoc(), add.getLhs(), add.getRhs()).getResult());
+    add.erase();
+  }
 }
 
 SmallVector<Value> sizesOf(OpBuilder &b, Location loc, Value tensor) {
@@ -206,6 +223,7 @@ LogicalResult lowerScatter(Operation *op, ModuleOp module) {
     if (dim < 0 || dim >= origRank)
       return op->emitOpError("maps an index to dimension ") << dim << ", out of the original's rank";
 
+  addBoolsAsEager(*body);
   // Indices the caller passes may be out of range: skipped, and reported.
   func::FuncOp reporter = cuvil::dependsOnCallInputs(indices) ? cuvil::getOrDeclareRuntimeError(module) : nullptr;
   OpBuilder b(op);
@@ -261,7 +279,10 @@ LogicalResult lowerScatter(Operation *op, ModuleOp module) {
 //===----------------------------------------------------------------------===//
 // tm_tensor.sort dimension(d) outs(t0, t1, ...) { (a0, b0, a1, b1, ...) -> i1 }
 //   every line along d sorted, all operands permuted alike; the comparator
-//   is true when a may stay before b. Insertion sort: stable, like eager's.
+//   is true when a may stay before b. A bottom-up merge sort (O(n log n):
+//   topk over a 32k vocabulary is a sort here): runs of width w of the
+//   operands merged into runs of 2w in a scratch tensor and copied back,
+//   while w < n; a tie takes from the left run, so the sort is stable.
 //===----------------------------------------------------------------------===//
 LogicalResult lowerSort(Operation *op) {
   auto counts = insAndOuts(op);
@@ -283,72 +304,96 @@ LogicalResult lowerSort(Operation *op) {
   Value length = sizes[d];
   SmallVector<Value> lineSizes(sizes);
   lineSizes.erase(lineSizes.begin() + d);
-  SmallVector<Value> inits(op->getOperands());
   SmallVector<Type> types(op->getOperandTypes());
-  Type indexType = b.getIndexType();
 
-  SmallVector<Value> results = loopNest(
-      b, loc, lineSizes, inits,
-      [&](OpBuilder &b, Location loc, ValueRange lineIvs, ValueRange lines) -> scf::ValueVector {
-        // The position `at` along d of this line.
-        auto at = [&](Value i) {
-          SmallVector<Value> idx(lineIvs);
-          idx.insert(idx.begin() + d, i);
-          return idx;
-        };
-        auto outer = scf::ForOp::create(
-            b, loc, index(b, loc, 1), length, index(b, loc, 1), lines,
-            [&](OpBuilder &b, Location loc, Value i, ValueRange ts) {
-              SmallVector<Value> keys;
-              for (Value t : ts)
-                keys.push_back(tensor::ExtractOp::create(b, loc, t, at(i)));
-              Value start = arith::SubIOp::create(b, loc, i, index(b, loc, 1));
-              SmallVector<Value> whileInits{start};
-              whileInits.append(ts.begin(), ts.end());
-              SmallVector<Type> whileTypes{indexType};
-              whileTypes.append(types);
-              // while (j >= 0 && !cmp(t[j], key)) { t[j + 1] = t[j]; --j; }
-              auto loop = scf::WhileOp::create(
-                  b, loc, whileTypes, whileInits,
-                  [&](OpBuilder &b, Location loc, ValueRange state) {
-                    Value j = state[0];
-                    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j, index(b, loc, 0));
-                    auto shift = scf::IfOp::create(
-                        b, loc, inRange,
-                        [&](OpBuilder &b, Location loc) {
+  // state: width, the sorted-so-far runs (src), the scratch they merge into (dst).
+  SmallVector<Value> inits{index(b, loc, 1)};
+  inits.append(op->operand_begin(), op->operand_end());
+  // The scratch tensors: bufferization.alloc_tensor, not tensor.empty, which
+  // CSE would fold into one buffer for operands of one type (an int64 sort's
+  // values and indices).
+  SmallVector<Value> dynamicSizes;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (type.isDynamicDim(i))
+      dynamicSizes.push_back(size);
+  for (Type t : types)
+    inits.push_back(bufferization::AllocTensorOp::create(b, loc, cast<RankedTensorType>(t), dynamicSizes));
+  SmallVector<Type> stateTypes{b.getIndexType()};
+  stateTypes.append(types);
+  stateTypes.append(types);
+
+  auto passes = scf::WhileOp::create(
+      b, loc, stateTypes, inits,
+      [&](OpBuilder &b, Location loc, ValueRange state) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, state[0], length);
+        scf::ConditionOp::create(b, loc, more, state);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange state) {
+        Value width = state[0];
+        ValueRange src = state.slice(1, n), dst = state.slice(1 + n, n);
+        Value twice = arith::AddIOp::create(b, loc, width, width);
+        SmallVector<Value> merged = loopNest(
+            b, loc, lineSizes, dst,
+            [&](OpBuilder &b, Location loc, ValueRange lineIvs, ValueRange outs) -> scf::ValueVector {
+              auto at = [&](Value i) {
+                SmallVector<Value> idx(lineIvs);
+                idx.insert(idx.begin() + d, i);
+                return idx;
+              };
+              auto runs = scf::ForOp::create(
+                  b, loc, index(b, loc, 0), length, twice, outs,
+                  [&](OpBuilder &b, Location loc, Value lo, ValueRange outs) {
+                    Value mid = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lo, width), length);
+                    Value hi = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lo, twice), length);
+                    Value one = index(b, loc, 1);
+                    SmallVector<Value> carried{lo, mid};
+                    carried.append(outs.begin(), outs.end());
+                    auto merge = scf::ForOp::create(
+                        b, loc, lo, hi, one, carried,
+                        [&](OpBuilder &b, Location loc, Value p, ValueRange st) {
+                          Value i = st[0], j = st[1];
+                          Value leftLeft = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, mid);
+                          Value rightLeft = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, hi);
+                          // Read both heads at in-range positions (an exhausted run's
+                          // head is clamped: its value is not used).
+                          Value li = arith::MinUIOp::create(b, loc, i, arith::SubIOp::create(b, loc, mid, one));
+                          Value rj = arith::MinUIOp::create(
+                              b, loc, arith::MaxUIOp::create(b, loc, j, mid), arith::SubIOp::create(b, loc, hi, one));
                           SmallVector<Value> args;
-                          for (auto [t, key] : llvm::zip(state.drop_front(), keys)) {
-                            args.push_back(tensor::ExtractOp::create(b, loc, t, at(j)));
-                            args.push_back(key);
+                          for (Value t : src) {
+                            args.push_back(tensor::ExtractOp::create(b, loc, t, at(li)));
+                            args.push_back(tensor::ExtractOp::create(b, loc, t, at(rj)));
                           }
                           Value ordered = inlineBlock(b, *cmp, args);
-                          Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-                          scf::YieldOp::create(b, loc, arith::XOrIOp::create(b, loc, ordered, one).getResult());
-                        },
-                        [&](OpBuilder &b, Location loc) {
-                          scf::YieldOp::create(b, loc, arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult());
+                          // left if it has one and (right has none, or left may go first)
+                          Value rightDone = arith::XOrIOp::create(
+                              b, loc, rightLeft, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+                          Value takeLeft = arith::AndIOp::create(
+                              b, loc, leftLeft, arith::OrIOp::create(b, loc, rightDone, ordered));
+                          Value from = arith::SelectOp::create(b, loc, takeLeft, li, rj);
+                          SmallVector<Value> next{
+                              arith::SelectOp::create(b, loc, takeLeft, arith::AddIOp::create(b, loc, i, one), i),
+                              arith::SelectOp::create(b, loc, takeLeft, j, arith::AddIOp::create(b, loc, j, one))};
+                          for (auto [t, out] : llvm::zip(src, st.drop_front(2))) {
+                            Value v = tensor::ExtractOp::create(b, loc, t, at(from));
+                            next.push_back(tensor::InsertOp::create(b, loc, v, out, at(p)));
+                          }
+                          scf::YieldOp::create(b, loc, next);
                         });
-                    scf::ConditionOp::create(b, loc, shift.getResult(0), state);
-                  },
-                  [&](OpBuilder &b, Location loc, ValueRange state) {
-                    Value j = state[0];
-                    Value next = arith::AddIOp::create(b, loc, j, index(b, loc, 1));
-                    SmallVector<Value> yielded{arith::SubIOp::create(b, loc, j, index(b, loc, 1))};
-                    for (Value t : state.drop_front()) {
-                      Value v = tensor::ExtractOp::create(b, loc, t, at(j));
-                      yielded.push_back(tensor::InsertOp::create(b, loc, v, t, at(next)));
-                    }
-                    scf::YieldOp::create(b, loc, yielded);
+                    scf::YieldOp::create(b, loc, merge.getResults().drop_front(2));
                   });
-              Value slot = arith::AddIOp::create(b, loc, loop.getResult(0), index(b, loc, 1));
-              SmallVector<Value> sorted;
-              for (auto [t, key] : llvm::zip(loop.getResults().drop_front(), keys))
-                sorted.push_back(tensor::InsertOp::create(b, loc, key, t, at(slot)));
-              scf::YieldOp::create(b, loc, sorted);
+              return scf::ValueVector(runs.getResults());
             });
-        return scf::ValueVector(outer.getResults());
+        // The merged runs go back into the operands' buffer: a while loop's
+        // iter_args bufferize in place only when each yields its own
+        // (swapping src and dst would not bufferize).
+        SmallVector<Value> next{twice};
+        for (auto [from, to] : llvm::zip(merged, src))
+          next.push_back(linalg::CopyOp::create(b, loc, from, to).getResult(0));
+        next.append(merged);
+        scf::YieldOp::create(b, loc, next);
       });
-  return replaceWith(op, results);
+  return replaceWith(op, passes.getResults().slice(1, n));
 }
 
 //===----------------------------------------------------------------------===//

@@ -217,6 +217,7 @@ class CompiledModule:
     def _import_model(self, args):
         from . import importer
         # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
+        # logcumsumexp does not overflow;
         # fp16 / bf16 sums and means accumulate in f32.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
@@ -224,7 +225,7 @@ class CompiledModule:
                 self.model, args, dynamic_shapes=dynamic_shapes,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.EMPTY_CONTRACTION_DECOMPS,
-                                      **importer.STABLE_SORT_DECOMPS,
+                                      **importer.SCAN_AND_SORT_DECOMPS,
                                       **importer.F32_REDUCTION_DECOMPS})
         except CuvilError:
             raise

@@ -129,13 +129,28 @@ def bmm_of_empty_operands(a, b):
 EMPTY_CONTRACTION_DECOMPS = {torch.ops.aten.bmm.default: bmm_of_empty_operands}
 
 
+def logcumsumexp_shifted(x, dim):
+    """aten.logcumsumexp as log(cumsum(exp(x - max))) + max in float64.
+    torch-mlir's own is log(cumsum(exp(x))), which overflows to inf for x >
+    88 in float32; shifted by the line's max, in float64, it neither
+    overflows nor (for spreads up to ~700) underflows to -inf."""
+    if x.dim() == 0 or x.numel() == 0 or not x.is_floating_point():
+        return NotImplemented
+    wide = x.double()
+    top = torch.amax(wide, dim, keepdim=True)
+    # Lines all -inf (or with an inf) shift by 0 (torch-mlir has no aten.isfinite).
+    top = torch.where(top.abs() < float("inf"), top, torch.zeros_like(top))
+    return (torch.log(torch.cumsum(torch.exp(wide - top), dim)) + top).to(x.dtype)
+
+
 def sort_stable(x, *, stable=None, dim=-1, descending=False):
     """aten.sort.stable (sort(stable=True)), which torch-mlir does not lower, as
     aten.sort: Cuvil's sort (cuvil-lower-tm-tensor) is stable either way."""
     return torch.ops.aten.sort.default(x, dim, descending)
 
 
-STABLE_SORT_DECOMPS = {torch.ops.aten.sort.stable: sort_stable}
+SCAN_AND_SORT_DECOMPS = {torch.ops.aten.sort.stable: sort_stable,
+                         torch.ops.aten.logcumsumexp.default: logcumsumexp_shifted}
 
 _NARROW_FLOATS = (torch.float16, torch.bfloat16)
 
@@ -555,10 +570,14 @@ def _aten_name(node) -> str:
     return getattr(getattr(node.target, "_overloadpacket", None), "__name__", str(node.target))
 
 
+_EMBEDDING_BAGS = (torch.ops.aten._embedding_bag.default, torch.ops.aten._embedding_bag_forward_only.default)
+
+
 def _refuse_what_cannot_lower(g) -> None:
     """Ops whose lowering leaves upstream MLIR: random numbers (torch-mlir
     keeps the generator state in ml_program globals) and complex tensors
-    (FFTs: the linalg lowering fails on complex<f32> deep inside). Named,
+    (FFTs: the linalg lowering fails on complex<f32> deep inside); and one
+    torch-mlir lowers wrong: embedding_bag with per_sample_weights. Named,
     with the model line, before torch-mlir sees them."""
     for node in g.nodes:
         if node.op != "call_function":
@@ -566,6 +585,9 @@ def _refuse_what_cannot_lower(g) -> None:
         detail = ""
         if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
             detail = "random numbers: Cuvil has no generator state; pass the random tensor as an input"
+        elif node.target in _EMBEDDING_BAGS and len(node.args) > 6 and node.args[6] is not None:
+            detail = ("per_sample_weights: torch-mlir's lowering of embedding_bag ignores them (a wrong "
+                      "result); weight the embeddings and sum them in the model instead")
         else:
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor) and val.dtype.is_complex:
@@ -681,19 +703,8 @@ def import_program_weights_as_args(
                 for a in args_manifest])
     timings["import_torch"] = time.perf_counter() - t0
 
-    if output_type != "raw":
-        t1 = time.perf_counter()
-        _run_pipeline(module, TORCH_BACKEND_PIPELINE, "torch-backend", g)
-        timings["torch_backend"] = time.perf_counter() - t1
-    if output_type == "linalg-on-tensors":
-        t1 = time.perf_counter()
-        _run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", g)
-        timings["to_linalg"] = time.perf_counter() - t1
-        if check_dialects:
-            _check_upstream_dialects(module, g, allowed_dialects)
-    t1 = time.perf_counter()
-    text = crossing_text(module, debug_info)
-    timings["print"] = time.perf_counter() - t1
+    text, lowered_timings = _lower_isolated(module, g, output_type, check_dialects, allowed_dialects, debug_info)
+    timings.update(lowered_timings)
 
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
                     out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined,
@@ -701,6 +712,50 @@ def import_program_weights_as_args(
                     output_dtypes=_output_dtypes(g))
     return ImportResult(text=text, manifest=manifest, timings=timings, _arg_tensors=arg_tensors,
                         out_spec=prog.call_spec.out_spec)
+
+
+def _lower_isolated(module, g, output_type: str, check_dialects: bool, allowed_dialects, debug_info: bool):
+    """torch-mlir's two pipelines on the imported module, and the text Cuvil
+    parses. torch-mlir's passes can crash on graphs they do not expect (a
+    segfault in max_pool1d's or nonzero's lowering, a SIGFPE in unfold's):
+    they run in a forked child (cuvil.isolation), and a crash is an error
+    naming the model's op here, with a reproducer."""
+    from . import isolation
+
+    def lower():
+        module.context.enable_multithreading(False)   # a fork has none of the parent's pool threads
+        timings = {}
+        if output_type != "raw":
+            t1 = time.perf_counter()
+            _run_pipeline(module, TORCH_BACKEND_PIPELINE, "torch-backend", g)
+            timings["torch_backend"] = time.perf_counter() - t1
+        if output_type == "linalg-on-tensors":
+            t1 = time.perf_counter()
+            _run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", g)
+            timings["to_linalg"] = time.perf_counter() - t1
+            if check_dialects:
+                _check_upstream_dialects(module, g, allowed_dialects)
+        t1 = time.perf_counter()
+        text = crossing_text(module, debug_info)
+        timings["print"] = time.perf_counter() - t1
+        return text, timings, dict(_LAST_TORCH_IR)
+
+    torch_ir = module.operation.get_asm(enable_debug_info=True)
+    try:
+        text, timings, last_torch_ir = isolation.run(lower)
+    except isolation.Crashed as err:
+        from .diagnostics import save_reproducer
+        from .tools import torch_mlir_opt
+        path = save_reproducer(torch_ir, "torch")
+        both = module_pipeline(TORCH_BACKEND + TO_LINALG)
+        ops = sorted({str(n.target) for n in g.nodes if n.op == "call_function"})
+        why = ("the process lowering it was killed (SIGKILL: most often out of memory)" if err.killed else
+               f"torch-mlir crashed ({err.signal_name}) lowering this graph (a torch-mlir bug; its ops: "
+               f"{', '.join(ops[:12])}{' ...' if len(ops) > 12 else ''}); Cuvil cannot compile it")
+        raise CompileError("torch-backend", why,
+                           reproducer=f"{torch_mlir_opt()} {path} --pass-pipeline='{both}'") from None
+    _LAST_TORCH_IR.update(last_torch_ir)
+    return text, timings
 
 
 def import_model(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None, *,

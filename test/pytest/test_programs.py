@@ -78,3 +78,52 @@ def test_causal_lm_with_its_default_cache_returns_what_eager_returns():
         torch.testing.assert_close(g.values, w.values, rtol=1e-4, atol=1e-4)
     # The model is as it was: export overrode forward on the instance only.
     assert "forward" not in vars(model)
+
+
+def test_logcumsumexp_of_large_values_does_not_overflow():
+    # torch-mlir's log(cumsum(exp(x))) is inf past x = 88 in float32.
+    class LogCumSumExp(torch.nn.Module):
+        def forward(self, x):
+            return torch.logcumsumexp(x, dim=1)
+
+    x = torch.randn(3, 50) * 5
+    x[1, 10] = 300.0
+    torch.testing.assert_close(cuvil.compile(LogCumSumExp())(x), LogCumSumExp()(x), rtol=1e-5, atol=1e-5)
+
+
+class WeightedBags(torch.nn.Module):
+    def forward(self, w, idx, offsets, weights):
+        return torch.nn.functional.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=weights)
+
+
+def test_what_torch_mlir_gets_wrong_is_refused_by_name():
+    # torch-mlir's embedding_bag ignores per_sample_weights: refused, not wrong.
+    args = (torch.randn(10, 5), torch.tensor([5, 1, 6, 5]), torch.tensor([0, 3]), torch.randn(4))
+    with pytest.raises(cuvil.UnsupportedOpError, match="per_sample_weights") as info:
+        cuvil.compile(WeightedBags())(*args)
+    assert "embedding_bag" in info.value.op
+
+
+class EmptyBatchUnfold(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.unfold(x, kernel_size=2)
+
+
+def test_a_torch_mlir_crash_is_an_error_not_the_end_of_the_process():
+    # torch-mlir's unfold lowering divides by zero on an empty batch (SIGFPE):
+    # its passes run in a forked child, and the crash is a CompileError.
+    with pytest.raises(cuvil.CompileError, match=r"torch-mlir crashed \(SIGFPE\).*aten\.") as info:
+        cuvil.compile(EmptyBatchUnfold())(torch.randn(0, 1, 5, 5))
+    assert "torch-mlir-opt" in info.value.reproducer
+
+
+class MaxPoolWithIndices(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.max_pool1d(x, kernel_size=3, stride=2, ceil_mode=True, return_indices=True)
+
+
+def test_a_reduction_the_schedules_cannot_split_runs_on_the_scalar_path():
+    x = torch.randn(2, 3, 11)
+    got, want = cuvil.compile(MaxPoolWithIndices())(x), MaxPoolWithIndices()(x)
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1])

@@ -170,3 +170,26 @@ def test_dynamic_batch_sort_and_scatter():
         x, i, v = torch.randn(rows, 6), torch.tensor([0, 2]), torch.randn(2, 6)
         for g, w in zip(fast(x, i, v), SortAndScatter()(x, i, v)):
             torch.testing.assert_close(g, w)
+
+
+@pytest.mark.parametrize("length", [1, 2, 5, 64, 1000])
+def test_merge_sort_lengths(length):
+    # Runs of every width, the last one short; duplicates (ints) keep their order.
+    torch.manual_seed(length)
+    x = torch.randint(0, max(2, length // 3), (3, length))
+    _check(Lambda(lambda x: torch.sort(x, dim=-1, stable=True)), x)
+
+
+def test_topk_over_a_vocabulary():
+    # Sampling's top-k over a 32k vocabulary: a sort of each row, then a slice.
+    torch.manual_seed(0)
+    _check(Lambda(lambda logits: torch.topk(logits, 50, dim=-1)), torch.randn(2, 32000))
+
+
+def test_bool_accumulation_saturates_as_eager():
+    # torch-mlir adds i1 values (true + true = false); eager's bool sums are ors.
+    x = torch.tensor([False, True, False, False])
+    i = torch.tensor([0, 0, 2, 1])
+    v = torch.tensor([True, True, False, True])
+    _check(Lambda(_index_put_accumulate), x, i, v)
+    _check(Lambda(lambda x, i, v: x.index_add(0, i, v)), x, i, v)

@@ -171,6 +171,28 @@ func.func @skipped(%x: tensor<24x64xf32>, %y: tensor<64x64xf32>) -> (tensor<24x6
   return %r, %mm : tensor<24x64xi1>, tensor<24x64xf32>
 }
 
+// A reduction without a single combiner op (max_pool1d's indices: a select
+// on a compare of another value) cannot be split: left to the scalar path
+// (it used to fail the split and crash the interpreter).
+// CHECK-LABEL: func.func @argmax_like_reduction
+// CHECK-NOT:     scf.for
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK-NOT:     vector.
+// CHECK:         return
+func.func @argmax_like_reduction(%x: tensor<16x40xf32>, %best: tensor<16xf32>, %init: tensor<16xi64>) -> tensor<16xi64> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %best : tensor<16x40xf32>, tensor<16xf32>) outs(%init : tensor<16xi64>) {
+  ^bb0(%a: f32, %m: f32, %o: i64):
+    %j = linalg.index 1 : index
+    %eq = arith.cmpf oeq, %a, %m : f32
+    %ji = arith.index_cast %j : index to i64
+    %s = arith.select %eq, %ji, %o : i64
+    linalg.yield %s : i64
+  } -> tensor<16xi64>
+  return %r : tensor<16xi64>
+}
+
 // Rank 1: 4096-element blocks (an scf.forall from 131072 elements), 64-wide chunks.
 // CHECK-LABEL: func.func @rank1_big
 // CHECK:         scf.forall ({{.*}}) in (32)

@@ -51,19 +51,26 @@ func.func @scatter_add_of_weight_indices(%x: tensor<4x8xf32>, %i: tensor<6x2xi64
 
 // -----
 
-// Sort with argsort's index operand: each line (dynamic count) is insertion
-// sorted, both operands moved together, the comparator inlined in the while.
+// Sort with argsort's index operand: a merge sort of each line (dynamic
+// count), runs of width w merged into 2w in scratch tensors (one each: not
+// tensor.empty, which CSE would share) and copied back, both operands moved
+// together by the comparator's choice.
 // CHECK-LABEL: func.func @sort
-// CHECK:         %[[ROWS:.*]] = tensor.dim %{{.*}}, %c0
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
-// CHECK:           scf.for %{{.*}} = %{{.*}} to %c37
-// CHECK:             scf.while
-// CHECK:               arith.cmpf ole
-// CHECK:               scf.condition
-// CHECK:             } do {
-// CHECK-COUNT-2:       tensor.insert
-// CHECK:               scf.yield
-// CHECK-COUNT-2:     tensor.insert
+// CHECK-SAME:    (%[[V:.*]]: tensor<?x37xf32>, %[[I:.*]]: tensor<?x37xi64>)
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[V]], %{{.*}}
+// CHECK-DAG:     %[[SV:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<?x37xf32>
+// CHECK-DAG:     %[[SI:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<?x37xi64>
+// CHECK:         %[[SORTED:.*]]:5 = scf.while (%[[W:.*]] = %{{.*}}, %{{.*}} = %[[V]], %{{.*}} = %[[I]], %{{.*}} = %[[SV]], %{{.*}} = %[[SI]])
+// CHECK:           arith.cmpi ult, %[[W]], %c37
+// CHECK:         } do {
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
+// CHECK:             scf.for %{{.*}} = %{{.*}} to %c37 step
+// CHECK:               scf.for
+// CHECK:                 arith.cmpf ole
+// CHECK-COUNT-2:         tensor.insert
+// CHECK:           linalg.copy
+// CHECK:           linalg.copy
+// CHECK:         return %[[SORTED]]#1, %[[SORTED]]#2
 func.func @sort(%v: tensor<?x37xf32>, %i: tensor<?x37xi64>) -> (tensor<?x37xf32>, tensor<?x37xi64>) {
   %0:2 = "tm_tensor.sort"(%v, %i) <{dimension = 1 : i64, operandSegmentSizes = array<i32: 0, 2>}> ({
   ^bb0(%a: f32, %b: f32, %c: i64, %d: i64):
