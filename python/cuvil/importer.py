@@ -243,7 +243,7 @@ def _holds_hf_cache(spec) -> bool:
         return False
     if getattr(spec.type, "__module__", "").startswith("transformers.cache_utils"):
         return True
-    return any(_holds_hf_cache(child) for child in spec.children_specs)
+    return any(_holds_hf_cache(child) for child in spec.children())
 
 
 def _export_with_flat_outputs(model, args, kwargs, dynamic_shapes, strict):
