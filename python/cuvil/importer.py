@@ -596,6 +596,28 @@ def _refuse_what_cannot_lower(g) -> None:
             raise _unsupported_node(node, f"aten.{_aten_name(node)}", detail)
 
 
+def _refuse_data_dependent_output_sizes(g) -> None:
+    """An output whose size depends on the input's values (nonzero, argwhere,
+    bincount, masked_select: an unbacked symbol `u0` of torch.export) cannot
+    be allocated by the caller before the call, which is how the compiled
+    library returns results."""
+    for value in _graph_output(g)[1]:
+        val = value.meta.get("val") if hasattr(value, "meta") else None
+        for d in getattr(val, "shape", ()):
+            if isinstance(d, int):
+                continue
+            unbacked = sorted(str(s) for s in d.node.expr.free_symbols if str(s).startswith("u"))
+            if unbacked:
+                makers = [n for n in g.nodes if n.op == "call_function" and any(
+                    str(x) in unbacked for x in getattr(n.meta.get("val"), "shape", ()))]
+                op = f"aten.{_aten_name(makers[0])}" if makers else "a data-dependent op"
+                raise _unsupported_node(makers[0] if makers else value, op,
+                                        f"the size of output {value.name!r} ({d}) depends on the input's values, "
+                                        "and Cuvil's callers allocate outputs before the call: use "
+                                        "torch.compile(model, backend=\"cuvil\"), which runs such ops eagerly "
+                                        "and compiles the graphs around them")
+
+
 def _output_dtypes(g) -> List[str]:
     """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and uint8)."""
     return [str(r.meta["val"].dtype).removeprefix("torch.") for r in _graph_output(g)[1]]
@@ -687,6 +709,7 @@ def import_program_weights_as_args(
     output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
     _refuse_unsigned_ops_torch_mlir_gets_wrong(g)
     _refuse_what_cannot_lower(g)
+    _refuse_data_dependent_output_sizes(g)
 
     ctx = ir.Context()
     torch_d.register_dialect(ctx)

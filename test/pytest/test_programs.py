@@ -127,3 +127,17 @@ def test_a_reduction_the_schedules_cannot_split_runs_on_the_scalar_path():
     got, want = cuvil.compile(MaxPoolWithIndices())(x), MaxPoolWithIndices()(x)
     torch.testing.assert_close(got[0], want[0])
     assert torch.equal(got[1], want[1])
+
+
+class NonzeroRows(torch.nn.Module):
+    def forward(self, x):
+        return torch.argwhere(x > 0) * 2
+
+
+def test_data_dependent_output_size_points_to_the_dynamo_backend():
+    # argwhere's row count depends on the values: the library cannot size it.
+    x = torch.tensor([[1.0, -1.0, 2.0], [0.0, 3.0, -2.0]])
+    with pytest.raises(cuvil.UnsupportedOpError, match=r'(?s)aten\.nonzero.*depends on the input\'s values.*'
+                                                        r'torch\.compile\(model, backend="cuvil"\)'):
+        cuvil.compile(NonzeroRows())(x)
+    assert torch.equal(torch.compile(NonzeroRows(), backend="cuvil")(x), NonzeroRows()(x))
