@@ -84,12 +84,17 @@ LogicalResult splitPrepack(func::FuncOp fn) {
     map.map(w, pa);
   b.setInsertionPointToStart(pb);
   // Free values are cloned (with their own free operands) on first use.
+  // Operands include those read inside the op's regions: a generic whose
+  // body yields a constant from above (a decode step's position ids) reads it.
   std::function<void(Value)> cloneFree = [&](Value v) {
     if (map.contains(v))
       return;
     Operation *def = v.getDefiningOp();
-    for (Value operand : def->getOperands())
-      cloneFree(operand);
+    def->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
+          cloneFree(operand);
+    });
     b.clone(*def, map);
   };
   for (Operation *op : hoisted) {

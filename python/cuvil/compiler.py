@@ -19,7 +19,7 @@ from typing import Dict, Optional
 from . import artifact, execution, pipeline, profiling, raising, weights
 from .errors import CompileError, CuvilError
 from .options import CompileOptions
-from .signature import CallContract, Signature, export_inputs, signature_key, tensor_inputs
+from .signature import CallContract, Signature, export_inputs, is_flat_input, signature_key, tensor_inputs
 
 log = logging.getLogger("cuvil")
 
@@ -43,6 +43,10 @@ class CompiledModule:
             self.model = self._quantize(example_inputs, calibration)
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
+        # Calls with keyword or nested inputs: one module per input structure
+        # (_structured_call); in such a module, the structure.
+        self._structured: Dict[str, "CompiledModule"] = {}
+        self._in_spec = None
         if example_inputs is not None:
             self._signature_for(tuple(example_inputs))
 
@@ -107,9 +111,11 @@ class CompiledModule:
     def is_compiled_for(self, key: tuple) -> bool:
         return key in self._compiled
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         import torch
         from torch.utils import _pytree as pytree
+        if kwargs or not all(is_flat_input(a) for a in args):
+            return self._structured_call(args, kwargs)
         sig = self._signature_for(args)
         weights.rebind_if_changed(sig)   # the model's weights changed since: use the new ones
         tensors = tensor_inputs(args)
@@ -121,6 +127,33 @@ class CompiledModule:
         if mutations:
             weights.write_back(sig, tensors, mutations, results[:len(mutations)])
         return pytree.tree_unflatten(sig.contract.user_outputs(results[len(mutations):]), sig.contract.out_spec)
+
+    def _structured_call(self, args, kwargs):
+        """A call with keyword inputs or nested ones (a Hugging Face cache, a
+        tuple of tensors): flattened to its leaves (pytree) and run by a module
+        compiled for that input structure, which exports the model taking the
+        leaves (importer.export_program's in_spec); dynamic_dims number the
+        leaves."""
+        import copy
+
+        from torch.utils import _pytree as pytree
+
+        from .signature import register_hf_cache_pytrees
+        register_hf_cache_pytrees()   # a DynamicCache flattens to its tensors, not to itself
+        leaves, spec = pytree.tree_flatten((tuple(args), kwargs))
+        bad = [type(leaf).__name__ for leaf in leaves if not is_flat_input(leaf)]
+        if bad:
+            raise TypeError(f"{self.model_name} was called with a {bad[0]} among its inputs; cuvil.compile "
+                            "takes tensors and Python numbers, also in tuples, lists, dicts and keyword inputs")
+        key = str(spec)
+        module = self._structured.get(key)
+        if module is None:
+            module = copy.copy(self)
+            module._compiled, module._last, module._structured, module._in_spec = {}, None, {}, spec
+            self._structured[key] = module
+        out = module(*leaves)
+        self._last = module._last
+        return out
 
     def profile(self, *args, runs: int = 10, warmup: int = 2) -> "profiling.KernelProfile":
         """Runs the model `runs` times on `args` (after `warmup` calls) and
@@ -208,7 +241,9 @@ class CompiledModule:
     def _structural_key(self, key, options) -> str:
         """The warm-start index key: the model's structure, not its IR."""
         from . import fingerprint
-        return fingerprint.structural_key(self.model, key, options)
+        # A call's input structure (keyword inputs, a cache) decides the code too.
+        structure = () if self._in_spec is None else (f"inputs {self._in_spec}",)
+        return fingerprint.structural_key(self.model, key, (*options, *structure))
 
     def _weights_of(self, specs):
         """The model's own weight tensors by name, or None."""
@@ -222,7 +257,7 @@ class CompiledModule:
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             return importer.import_model(
-                self.model, args, dynamic_shapes=dynamic_shapes,
+                self.model, args, dynamic_shapes=dynamic_shapes, in_spec=self._in_spec,
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.EMPTY_CONTRACTION_DECOMPS,
                                       **importer.SCAN_AND_SORT_DECOMPS,

@@ -190,26 +190,14 @@ F32_REDUCTION_DECOMPS = {
 }
 
 
-def register_hf_cache_pytrees() -> None:
-    """Hugging Face's cache objects (DynamicCache: what a causal LM returns by
-    default, and takes back for the next step) as pytrees of their tensors, so
-    that torch.export flattens them in the inputs and outputs and the call
-    rebuilds them. transformers' own registration; only when the model's
-    process has transformers loaded (Cuvil does not import it otherwise)."""
-    import sys
-    if "transformers" not in sys.modules:
-        return
-    try:
-        from transformers.integrations.executorch import register_dynamic_cache_export_support
-    except ImportError:   # a transformers without it: its caches stay unknown to export
-        return
-    register_dynamic_cache_export_support()   # idempotent
-
-
 def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None,
                    dynamic_shapes=None, strict: bool = False, decompose: bool = True,
-                   extra_decompositions: Optional[dict] = None):
+                   extra_decompositions: Optional[dict] = None, in_spec=None):
+    """`in_spec`: `args` are the leaves of the call's (args, kwargs) of that
+    pytree structure (keyword inputs, a Hugging Face cache): the model is
+    exported taking them flat."""
     from . import importer_quantized
+    from .signature import register_hf_cache_pytrees
     register_hf_cache_pytrees()
     model = importer_quantized.in_eval_mode(model)
     if importer_quantized.is_quantized_graph(model):
@@ -217,12 +205,10 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
         # float: the decompositions give PyTorch's own float meaning).
         model = importer_quantized.rewrite(model)
         extra_decompositions = {**importer_quantized.decompositions(), **(extra_decompositions or {})}
-    with torch.no_grad():
-        prog = torch.export.export(model, tuple(args), kwargs or {},
-                                   dynamic_shapes=dynamic_shapes, strict=strict)
+    prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec)
     out_spec = prog.call_spec.out_spec
     if decompose and _holds_hf_cache(out_spec):
-        prog = _export_with_flat_outputs(model, args, kwargs, dynamic_shapes, strict)
+        prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec, flat_outputs=True)
     if decompose:
         table = dict(get_decomposition_table())
         table.update(extra_decompositions or {})
@@ -246,19 +232,26 @@ def _holds_hf_cache(spec) -> bool:
     return any(_holds_hf_cache(child) for child in spec.children())
 
 
-def _export_with_flat_outputs(model, args, kwargs, dynamic_shapes, strict):
-    """The model exported returning its outputs' tensors as a flat tuple.
-    run_decompositions retraces the program together with its output pytree:
-    rebuilding a DynamicCache there creates tensors that end up as constants
-    it does not register ("Constant tensor lifted_tensor_0 is not in the
-    constants dictionary", torch 2.13). The caller puts the real output spec
-    back; the call rebuilds the cache. `forward` is overridden on the instance,
-    so the parameters keep their names."""
+def _export(model, args, kwargs, dynamic_shapes, strict, in_spec=None, flat_outputs=False):
+    """torch.export of the model, taking its inputs flat when `in_spec` is
+    given, returning its outputs' tensors as a flat tuple when `flat_outputs`.
+    The latter because run_decompositions retraces the program together with
+    its output pytree: rebuilding a DynamicCache there creates tensors that end
+    up as constants it does not register ("Constant tensor lifted_tensor_0 is
+    not in the constants dictionary", torch 2.13); export_program puts the real
+    output spec back, and the call rebuilds the cache. `forward` is overridden
+    on the instance, so the parameters keep their names."""
+    if in_spec is None and not flat_outputs:
+        with torch.no_grad():
+            return torch.export.export(model, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes, strict=strict)
     from torch.utils import _pytree as pytree
     forward, own = model.forward, "forward" in vars(model)
 
     def flat_forward(*a, **kw):
-        return tuple(pytree.tree_leaves(forward(*a, **kw)))
+        if in_spec is not None:
+            a, kw = pytree.tree_unflatten(list(a), in_spec)
+        out = forward(*a, **kw)
+        return tuple(pytree.tree_leaves(out)) if flat_outputs else out
 
     model.forward = flat_forward
     try:
@@ -783,10 +776,10 @@ def _lower_isolated(module, g, output_type: str, check_dialects: bool, allowed_d
 
 def import_model(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict] = None, *,
                  dynamic_shapes=None, strict: bool = False,
-                 extra_decompositions: Optional[dict] = None, **kw) -> ImportResult:
+                 extra_decompositions: Optional[dict] = None, in_spec=None, **kw) -> ImportResult:
     t0 = time.perf_counter()
     prog = export_program(model, args, kwargs, dynamic_shapes=dynamic_shapes, strict=strict,
-                          extra_decompositions=extra_decompositions)
+                          extra_decompositions=extra_decompositions, in_spec=in_spec)
     t_export = time.perf_counter() - t0
     user_input_dims = input_dims(prog)
     res = import_program_weights_as_args(prog, **kw)

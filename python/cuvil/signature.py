@@ -55,6 +55,7 @@ class CallContract:
     @classmethod
     def from_json(cls, d) -> "CallContract":
         from torch.utils import _pytree as pytree
+        register_hf_cache_pytrees()   # an out_spec may hold a DynamicCache
 
         def specs(pair):
             return None if pair is None else tuple(
@@ -265,6 +266,29 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
 
 
 NUMBER_TYPES = (bool, int, float)
+
+
+def register_hf_cache_pytrees() -> None:
+    """Hugging Face's cache objects (DynamicCache: what a causal LM returns by
+    default, and takes back for the next step) as pytrees of their tensors, so
+    that torch.export flattens them in the inputs and outputs and the call
+    rebuilds them. transformers' own registration; only when the model's
+    process has transformers loaded (Cuvil does not import it otherwise)."""
+    import sys
+    if "transformers" not in sys.modules:
+        return
+    try:
+        from transformers.integrations.executorch import register_dynamic_cache_export_support
+    except ImportError:   # a transformers without it: its caches stay unknown to export
+        return
+    register_dynamic_cache_export_support()   # idempotent
+
+
+def is_flat_input(a) -> bool:
+    """A tensor or a Python number: what a call passes to the library as is
+    (anything else, and keyword inputs, are flattened first: pytree)."""
+    import torch
+    return isinstance(a, (torch.Tensor, *NUMBER_TYPES))
 
 
 def tensor_inputs(args) -> list:

@@ -60,7 +60,7 @@ def test_data_dependent_control_flow_points_to_the_dynamo_backend():
         torch.testing.assert_close(fast(sign * x), DataDependent()(sign * x))
 
 
-def test_causal_lm_with_its_default_cache_returns_what_eager_returns():
+def test_causal_lm_with_its_default_cache_returns_and_takes_what_eager_does():
     # Hugging Face causal LMs return a DynamicCache by default (use_cache=True):
     # it is flattened for export and rebuilt by the call, layer by layer.
     transformers = pytest.importorskip("transformers")
@@ -78,6 +78,34 @@ def test_causal_lm_with_its_default_cache_returns_what_eager_returns():
         torch.testing.assert_close(g.values, w.values, rtol=1e-4, atol=1e-4)
     # The model is as it was: export overrode forward on the instance only.
     assert "forward" not in vars(model)
+    # The next step takes the cache back (a keyword input): compiled once more,
+    # for that input structure, by the same compiled module.
+    fast = cuvil.compile(model)
+    cache = fast(ids).past_key_values
+    step = want.logits[:, -1:].argmax(-1)
+    got, want = fast(step, past_key_values=cache), model(step, past_key_values=want.past_key_values)
+    torch.testing.assert_close(got.logits, want.logits, rtol=1e-4, atol=1e-4)
+    assert got.past_key_values.layers[0].keys.shape == (1, 2, 9, 16)
+    for g, w in zip(got.past_key_values.layers, want.past_key_values.layers):
+        torch.testing.assert_close(g.keys, w.keys, rtol=1e-4, atol=1e-4)
+    assert fast.num_signatures == 1 and len(fast._structured) == 1
+
+
+class KeywordInputs(torch.nn.Module):
+    def forward(self, x, pair, scale=None):
+        a, b = pair
+        return (x @ a + b) * (1.0 if scale is None else scale)
+
+
+def test_keyword_and_nested_inputs_are_flattened():
+    torch.manual_seed(0)
+    x, a, b, s = torch.randn(3, 4), torch.randn(4, 5), torch.randn(5), torch.randn(3, 5)
+    fast = cuvil.compile(KeywordInputs())
+    torch.testing.assert_close(fast(x, (a, b), scale=s), KeywordInputs()(x, (a, b), scale=s))
+    torch.testing.assert_close(fast(x, pair=(a, b)), KeywordInputs()(x, pair=(a, b)))
+    assert len(fast._structured) == 2   # two input structures, two builds
+    with pytest.raises(TypeError, match="called with a str among its inputs"):
+        fast(x, (a, "b"))
 
 
 def test_logcumsumexp_of_large_values_does_not_overflow():

@@ -50,3 +50,40 @@ func.func @plain(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> 
   %0 = cuvil.matmul %x, %w {transpose_b} : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// A free value (no weight, no input: a decode step's position ids) whose
+// body yields a constant from above is cloned into the prepack function with
+// that constant, not left reading @main's.
+// CHECK-LABEL: func.func @positions
+// CHECK-LABEL: func.func @positions_prepack
+// CHECK:         %[[C:.*]] = arith.constant 7 : i64
+// CHECK:         linalg.generic
+// CHECK:           linalg.yield %[[C]] : i64
+// CHECK:         linalg.generic
+// CHECK:         return
+func.func @positions(%x: tensor<4xi64>, %w: tensor<4xi64> {cuvil.weight}) -> tensor<4xi64> {
+  %c7 = arith.constant 7 : i64
+  %e = tensor.empty() : tensor<4xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      outs(%e : tensor<4xi64>) {
+  ^bb0(%o: i64):
+    linalg.yield %c7 : i64
+  } -> tensor<4xi64>
+  %shifted = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                             iterator_types = ["parallel"]}
+      ins(%pos, %w : tensor<4xi64>, tensor<4xi64>) outs(%e : tensor<4xi64>) {
+  ^bb0(%p: i64, %a: i64, %o: i64):
+    %s = arith.addi %p, %a : i64
+    linalg.yield %s : i64
+  } -> tensor<4xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%shifted, %x : tensor<4xi64>, tensor<4xi64>) outs(%e : tensor<4xi64>) {
+  ^bb0(%p: i64, %a: i64, %o: i64):
+    %s = arith.muli %p, %a : i64
+    linalg.yield %s : i64
+  } -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
