@@ -219,7 +219,8 @@ def cmd_compile(args) -> int:
         fast.export_ir(str(out / f"model.{stage}.mlir"), stage)
     (out / "model.ll").write_text(fast.last_signature.ir["llvm_ir"])
     replay = out / "replay.sh"
-    replay.write_text(fast.pipeline.replay_script())
+    generic = '"tm_tensor.' in fast.stage_ir("linalg")   # importer.crossing_text printed it generic
+    replay.write_text(fast.pipeline.replay_script(generic_linalg=generic))
     replay.chmod(0o755)
     shutil.copy2(fast.library_path, out / "model.so")
     report = {"stats": fast.stats, **_check_fields(check, subject),

@@ -144,7 +144,14 @@ class CompiledModule:
         bad = [type(leaf).__name__ for leaf in leaves if not is_flat_input(leaf)]
         if bad:
             raise TypeError(f"{self.model_name} was called with a {bad[0]} among its inputs; cuvil.compile "
-                            "takes tensors and Python numbers, also in tuples, lists, dicts and keyword inputs")
+                            "takes tensors and Python numbers, and tuples, lists, dicts and caches of tensors")
+        import torch
+        for i, a in enumerate(list(args) + list(kwargs.values())):
+            held = pytree.tree_leaves(a)
+            if not is_flat_input(a) and not all(isinstance(leaf, torch.Tensor) for leaf in held):
+                name = f"input {i}" if i < len(args) else f"input {list(kwargs)[i - len(args)]!r}"
+                raise TypeError(f"{name} is a {type(a).__name__} holding numbers; cuvil.compile takes tensors "
+                                "and Python numbers, and tuples, lists, dicts and caches of tensors")
         key = str(spec)
         module = self._structured.get(key)
         if module is None:

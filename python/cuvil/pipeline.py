@@ -416,10 +416,12 @@ class Pipeline:
         texts, not paths): part of the cache key."""
         return "\n".join(s.fingerprint() for s in self.steps)
 
-    def replay_script(self, tools: Optional[Tools] = None) -> str:
+    def replay_script(self, tools: Optional[Tools] = None, generic_linalg: bool = False) -> str:
         """A shell script that rebuilds, in the folder it is run from, every
         stage after `torch` of an exported model (model.<stage>.mlir, model.ll,
-        model.so) from model.torch.mlir, with the tools Cuvil uses."""
+        model.so) from model.torch.mlir, with the tools Cuvil uses.
+        `generic_linalg`: the linalg stage crossed in the generic form (it
+        holds torch-mlir's tm_tensor ops: importer.crossing_text)."""
         tools = tools or Tools.installed()
         lines = ["#!/bin/sh",
                  "# Rebuilds every stage of this model from model.torch.mlir with the tools",
@@ -429,7 +431,8 @@ class Pipeline:
         lines.append("export LD_LIBRARY_PATH=" + shlex.quote(
             f"{tool_paths.llvm_lib_dir()}:{tool_paths.mlir_lib_dir()}") + '"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"')
         lines.append(shlex.join([tools.torch_mlir_opt, "model.torch.mlir",
-                                 f"--pass-pipeline={module_pipeline(TO_LINALG)}", "-o", "model.linalg.mlir"]))
+                                 f"--pass-pipeline={module_pipeline(TO_LINALG)}",
+                                 *(["--mlir-print-op-generic"] if generic_linalg else []), "-o", "model.linalg.mlir"]))
         src = "model.linalg.mlir"
         for s in self.steps:
             if isinstance(s, Codegen):

@@ -106,6 +106,8 @@ def test_keyword_and_nested_inputs_are_flattened():
     assert len(fast._structured) == 2   # two input structures, two builds
     with pytest.raises(TypeError, match="called with a str among its inputs"):
         fast(x, (a, "b"))
+    with pytest.raises(TypeError, match="input 'pair' is a tuple holding numbers"):
+        fast(x, pair=(a, 2.0))
 
 
 def test_logcumsumexp_of_large_values_does_not_overflow():
