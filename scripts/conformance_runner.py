@@ -5,6 +5,7 @@ a hang costs one case, not the run), and the reading of their outcomes.
 A script provides `all_cases()` (name -> case) and `run_case(case)` (-> dict
 with `status` and `detail`), and calls `serve(all_cases, run_case)` when
 started with `--worker`."""
+import argparse
 import collections
 import json
 import os
@@ -152,3 +153,28 @@ def host() -> str:
     import platform
     return next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                 platform.processor())
+
+
+def per_op_table(by_op: dict, columns) -> list:
+    """Markdown lines: a table of each op's case count and outcomes."""
+    lines = ["", "## Per op", "", "| op | cases | " + " | ".join(columns) + " |", "|---" * (len(columns) + 2) + "|"]
+    for op, c in by_op.items():
+        lines.append(f"| {op} | {sum(c.values())} | " + " | ".join(str(c.get(k, 0)) for k in columns) + " |")
+    return lines
+
+
+def arguments(doc: str, argv, timeout: float) -> argparse.Namespace:
+    """A conformance script's command line (--worker, -k, --jobs, --timeout)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("-k", default="", help="only cases whose name contains this (nothing is written)")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--timeout", type=float, default=timeout, help="seconds per case")
+    return p.parse_args(argv)
+
+
+def print_selected(names, results: dict, summary: dict) -> None:
+    """A -k run's outcomes (nothing is written)."""
+    for n in names:
+        print(f"{results[n]['status']:<12} {n}  {results[n]['detail']}")
+    print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))

@@ -22,7 +22,6 @@ The full run writes conformance/onnx/results.json (per case) and README.md
 (the rates, the table per op, the failures by reason), which are kept in
 the repository; test_onnx_conformance.py reruns a fixed sample of them.
 """
-import argparse
 import collections
 import json
 import re
@@ -159,21 +158,12 @@ def write_report(results: dict, ops: dict, summary: dict, meta: dict) -> None:
         "## Failures by reason", "",
     ]
     lines += runner.failures_by_reason(results)
-    lines += ["", "## Per op", "", "| op | cases | pass | wrong | unmapped | unsupported | error | crash |",
-              "|---|---|---|---|---|---|---|---|"]
-    for op, c in s["by_op"].items():
-        lines.append(f"| {op} | {sum(c.values())} | " + " | ".join(
-            str(c.get(k, 0)) for k in ("pass", "wrong", "unmapped", "unsupported", "error", "crash")) + " |")
+    lines += runner.per_op_table(s["by_op"], ("pass", "wrong", "unmapped", "unsupported", "error", "crash"))
     (OUT / "README.md").write_text("\n".join(lines) + "\n")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("-k", default="", help="only cases whose name contains this (nothing is written)")
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=180.0, help="seconds per case")
-    args = p.parse_args(argv)
+    args = runner.arguments(__doc__, argv, timeout=180.0)
     if args.worker:
         return runner.serve(all_cases, run_case)
     cases = all_cases()
@@ -183,9 +173,7 @@ def main(argv=None) -> int:
     results = runner.run_all(__file__, names, args.jobs, args.timeout)
     summary = summarize(results, {n: ops[n] for n in results})
     if args.k:
-        for n in names:
-            print(f"{results[n]['status']:<12} {n}  {results[n]['detail']}")
-        print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
+        runner.print_selected(names, results, summary)
         return 0
     import onnx
     meta = dict(onnx=onnx.__version__, date=time.strftime("%Y-%m-%d"), seconds=time.time() - t0, host=runner.host())

@@ -28,7 +28,6 @@ The full run writes conformance/opdb/results.json (per case) and README.md
 (the rates, the failures by reason, the table per op), which are kept in the
 repository; test/pytest/test_opdb_conformance.py reruns a fixed sample.
 """
-import argparse
 import collections
 import json
 import sys
@@ -243,21 +242,12 @@ def write_report(results: dict, summary: dict, meta: dict) -> None:
               "Outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(s["counts"].items())) + ".",
               "(see the script's docstring for what each means)", "", "## Failures by reason", ""]
     lines += runner.failures_by_reason({n: r for n, r in results.items() if r["status"] != "eager-error"})
-    lines += ["", "## Per op", "", "| op | cases | pass | wrong | unsupported | error | crash |",
-              "|---|---|---|---|---|---|---|"]
-    for op, c in s["by_op"].items():
-        lines.append(f"| {op} | {sum(c.values())} | " + " | ".join(
-            str(c.get(k, 0)) for k in ("pass", "wrong", "unsupported", "error", "crash")) + " |")
+    lines += runner.per_op_table(s["by_op"], ("pass", "wrong", "unsupported", "error", "crash"))
     (OUT / "README.md").write_text("\n".join(lines) + "\n")
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("-k", default="", help="only cases whose name contains this (nothing is written)")
-    p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per case")
-    args = p.parse_args(argv)
+    args = runner.arguments(__doc__, argv, timeout=120.0)
     if args.worker:
         return runner.serve(all_cases, run_case)
     t0 = time.time()
@@ -265,9 +255,7 @@ def main(argv=None) -> int:
     results = runner.run_all(__file__, names, args.jobs, args.timeout)
     summary = summarize(results)
     if args.k:
-        for n in names:
-            print(f"{results[n]['status']:<12} {n}  {results[n]['detail']}")
-        print(json.dumps({k: v for k, v in summary.items() if k != "by_op"}, indent=1))
+        runner.print_selected(names, results, summary)
         return 0
     import torch
     meta = dict(torch=torch.__version__, date=time.strftime("%Y-%m-%d"), seconds=time.time() - t0,

@@ -67,3 +67,24 @@ def compile_and_compare(model, *inputs, rtol=None, atol=None, ulps=None, **compi
         got = fast(*inputs)
     assert_outputs_match(got, want, rtol=rtol, atol=atol, ulps=ulps)
     return fast, got, want
+
+
+def load_script(name: str):
+    """scripts/<name>.py as a module (the conformance scripts: their cases
+    and run_case)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def recorded_sample(record: Path, passing: bool, count: int, skip=("crash",)):
+    """(name, recorded status) of about `count` cases of a conformance record
+    (conformance/*/results.json), evenly spread over the sorted names: the
+    passing ones, or the failing ones (less the statuses in `skip`)."""
+    import json
+    cases = json.loads(record.read_text())["cases"]
+    names = sorted(n for n, c in cases.items() if (c["status"] == "pass") == passing and c["status"] not in skip)
+    step = max(1, len(names) // count)
+    return [(n, cases[n]["status"]) for n in names[::step][:count]]
