@@ -140,16 +140,20 @@ class CompiledModule:
 
         from .signature import register_hf_cache_pytrees
         register_hf_cache_pytrees()   # a DynamicCache flattens to its tensors, not to itself
-        leaves, spec = pytree.tree_flatten((tuple(args), kwargs))
-        bad = [type(leaf).__name__ for leaf in leaves if not is_flat_input(leaf)]
-        if bad:
-            raise TypeError(f"{self.model_name} was called with a {bad[0]} among its inputs; cuvil.compile "
-                            "takes tensors and Python numbers, and tuples, lists, dicts and caches of tensors")
         import torch
-        for i, a in enumerate(list(args) + list(kwargs.values())):
-            held = pytree.tree_leaves(a)
+        leaves, spec = pytree.tree_flatten((tuple(args), kwargs))
+        # Each top-level input's leaves, from the one flattening: spec's
+        # children are (args, kwargs), each a container of the inputs.
+        named = [f"input {i}" for i in range(len(args))] + [f"input {k!r}" for k in kwargs]
+        counts = [c.num_leaves for part in spec.children() for c in part.children()]
+        start = 0
+        for name, a, count in zip(named, list(args) + list(kwargs.values()), counts):
+            held, start = leaves[start:start + count], start + count
+            bad = [type(leaf).__name__ for leaf in held if not is_flat_input(leaf)]
+            if bad:
+                raise TypeError(f"{self.model_name} was called with a {bad[0]} among its inputs; cuvil.compile "
+                                "takes tensors and Python numbers, and tuples, lists, dicts and caches of tensors")
             if not is_flat_input(a) and not all(isinstance(leaf, torch.Tensor) for leaf in held):
-                name = f"input {i}" if i < len(args) else f"input {list(kwargs)[i - len(args)]!r}"
                 raise TypeError(f"{name} is a {type(a).__name__} holding numbers; cuvil.compile takes tensors "
                                 "and Python numbers, and tuples, lists, dicts and caches of tensors")
         key = str(spec)

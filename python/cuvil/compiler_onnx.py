@@ -11,10 +11,13 @@ is keyed by the model's content, so a second process finds its library
 without importing the model again.
 """
 import hashlib
-from typing import Dict, Optional
+import logging
+from typing import Dict, Optional, Tuple
 
 from .compiler import CompiledModule
 from .importer_onnx import OnnxModel
+
+log = logging.getLogger("cuvil")
 
 
 def is_onnx_model(model) -> bool:
@@ -44,8 +47,15 @@ class CompiledOnnxModule(CompiledModule):
             raise ValueError("dynamic_dims: an ONNX model's dynamic dims are its symbolic dims (dim_param); "
                              "pass dynamic_dims={} to compile each input shape for itself")
         super().__init__(onnx_model, None, dynamic_dims=dims, **options)
+        # Inputs whose values are compile-time constants (a Slice's bounds
+        # given as a graph input): one module per distinct value.
+        self._value_inputs = onnx_model.value_inputs()
+        self._by_value: Dict[tuple, "CompiledOnnxModule"] = {}
+        self._init_args = (dynamic_dims, options)
         if example_inputs is not None:
-            self._signature_for(self._as_tensors(self._positional(tuple(example_inputs), {}))[0])
+            module, tensors = self._for_values(self._as_tensors(self._positional(tuple(example_inputs), {}))[0])
+            module._signature_for(tensors)
+            self._last = module._last
 
     @property
     def input_names(self):
@@ -57,10 +67,34 @@ class CompiledOnnxModule(CompiledModule):
 
     def __call__(self, *args, **kwargs):
         tensors, as_numpy = self._as_tensors(self._positional(args, kwargs))
-        outputs = super().__call__(*tensors)
+        module, tensors = self._for_values(tensors)
+        outputs = CompiledModule.__call__(module, *tensors)
+        self._last = module._last
         if as_numpy:
             outputs = tuple(_numpy(o) for o in outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _for_values(self, tensors: tuple) -> Tuple["CompiledOnnxModule", tuple]:
+        """The module that runs a call (this one, or the one built for the
+        call's values of the value inputs) and the inputs it takes."""
+        if not self._value_inputs:
+            return self, tensors
+        self._check_inputs(tensors)
+        values = {self.input_names[i]: tensors[i].numpy() for i in sorted(self._value_inputs)}
+        key = tuple((name, str(a.dtype), a.shape, a.tobytes()) for name, a in values.items())
+        module = self._by_value.get(key)
+        if module is None:
+            log.info("cuvil: %s: building for %s", self.model_name, ", ".join(
+                f"{name} = {a.tolist()} (read by {self._value_inputs[i]} at compile time)"
+                for i, (name, a) in zip(sorted(self._value_inputs), values.items())))
+            dynamic_dims, options = self._init_args
+            module = CompiledOnnxModule(self.model.with_values(values), dynamic_dims=dynamic_dims, **options)
+            self._by_value[key] = module
+        return module, tuple(t for i, t in enumerate(tensors) if i not in self._value_inputs)
+
+    @property
+    def num_signatures(self) -> int:
+        return len(self._compiled) + sum(m.num_signatures for m in self._by_value.values())
 
     def signature_key(self, args) -> tuple:
         self._check_inputs(args)

@@ -241,11 +241,9 @@ def _export(model, args, kwargs, dynamic_shapes, strict, in_spec=None, flat_outp
     not in the constants dictionary", torch 2.13); export_program puts the real
     output spec back, and the call rebuilds the cache. `forward` is overridden
     on the instance, so the parameters keep their names."""
-    if in_spec is None and not flat_outputs:
-        with torch.no_grad():
-            return torch.export.export(model, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes, strict=strict)
     from torch.utils import _pytree as pytree
     forward, own = model.forward, "forward" in vars(model)
+    override = in_spec is not None or flat_outputs
 
     def flat_forward(*a, **kw):
         if in_spec is not None:
@@ -253,14 +251,15 @@ def _export(model, args, kwargs, dynamic_shapes, strict, in_spec=None, flat_outp
         out = forward(*a, **kw)
         return tuple(pytree.tree_leaves(out)) if flat_outputs else out
 
-    model.forward = flat_forward
+    if override:
+        model.forward = flat_forward
     try:
         with torch.no_grad():
             return torch.export.export(model, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes, strict=strict)
     finally:
-        if own:   # the instance had a forward of its own (a hook): put it back
+        if override and own:   # the instance had a forward of its own (a hook): put it back
             model.forward = forward
-        else:
+        elif override:
             del model.forward
 
 
@@ -379,21 +378,25 @@ def non_upstream_ops(module, allowed=UPSTREAM_DIALECTS) -> List[tuple]:
     return sorted(bad, key=lambda b: b[0].endswith(".yield"))
 
 
-def crossing_text(module, debug_info: bool = False) -> str:
+def crossing_text(module, debug_info: bool = False, foreign: Optional[List[tuple]] = None) -> str:
     """The linalg module as the text Cuvil parses. Cuvil's MLIR has no
     tm_tensor dialect (torch-mlir's scatter, sort, scan), only a stand-in that
     holds such ops unverified until `cuvil-lower-tm-tensor` rewrites them (first
     in the raise step); it parses them in the generic form only, so a module
     with any crosses in the generic form (every op: the printer has no per-op
-    switch)."""
-    generic = any(name.startswith("tm_tensor.") for name, _ in non_upstream_ops(module))
+    switch). `foreign`: non_upstream_ops(module), when the caller has it."""
+    foreign = non_upstream_ops(module) if foreign is None else foreign
+    generic = any(name.startswith("tm_tensor.") for name, _ in foreign)
     return module.operation.get_asm(enable_debug_info=debug_info, print_generic_op_form=generic)
 
 
-def _check_upstream_dialects(module, graph, allowed):
-    bad = [b for b in non_upstream_ops(module, allowed) if b[0] not in LOWERED_TM_TENSOR_OPS]
+def _check_upstream_dialects(module, graph, allowed) -> List[tuple]:
+    """The module's ops outside `allowed` (for crossing_text), after refusing
+    any that Cuvil does not lower."""
+    foreign = non_upstream_ops(module, allowed)
+    bad = [b for b in foreign if b[0] not in LOWERED_TM_TENSOR_OPS]
     if not bad:
-        return
+        return foreign
     nodes = {n.name: n for n in graph.nodes}
     name, loc = next((b for b in bad if not b[0].endswith(".yield")), bad[0])
     mname = _FX_NAME_RE.search(loc)
@@ -741,6 +744,7 @@ def _lower_isolated(module, g, output_type: str, check_dialects: bool, allowed_d
     def lower():
         module.context.enable_multithreading(False)   # a fork has none of the parent's pool threads
         timings = {}
+        foreign = None   # the ops outside upstream's dialects, once walked
         if output_type != "raw":
             t1 = time.perf_counter()
             _run_pipeline(module, TORCH_BACKEND_PIPELINE, "torch-backend", g)
@@ -749,10 +753,9 @@ def _lower_isolated(module, g, output_type: str, check_dialects: bool, allowed_d
             t1 = time.perf_counter()
             _run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", g)
             timings["to_linalg"] = time.perf_counter() - t1
-            if check_dialects:
-                _check_upstream_dialects(module, g, allowed_dialects)
+            foreign = _check_upstream_dialects(module, g, allowed_dialects) if check_dialects else None
         t1 = time.perf_counter()
-        text = crossing_text(module, debug_info)
+        text = crossing_text(module, debug_info, foreign)
         timings["print"] = time.perf_counter() - t1
         return text, timings, dict(_LAST_TORCH_IR)
 

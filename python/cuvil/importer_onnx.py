@@ -55,6 +55,9 @@ IMMEDIATE_OPERANDS = {
     "QLinearAdd": {1, 2, 4, 5, 6, 7}, "NonMaxSuppression": {2, 3, 4}, "Trilu": {1},
 }
 
+#: Of those, the operands torch-mlir also takes as run-time tensors.
+RUNTIME_OK_OPERANDS = {"Clip": {1, 2}}
+
 # ONNX element type -> torch dtype name (the dtypes Cuvil takes at its boundary).
 _TORCH_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
                  10: "float16", 11: "float64", 16: "bfloat16"}
@@ -156,6 +159,38 @@ class OnnxModel:
             for t in self.weights.values():   # the tensors own the data now
                 t.ClearField("raw_data")
         return self._tensors
+
+    def value_inputs(self) -> Dict[int, str]:
+        """{input index: what reads it} for the graph inputs whose values
+        torch-mlir needs at compile time (IMMEDIATE_OPERANDS: a Slice's
+        bounds, a reduction's axes, a Reshape's shape, CumSum's axis): each
+        call's values of these are constants of its build
+        (CompiledOnnxModule: one build per distinct value, as torch.compile
+        specializes on an int)."""
+        index = {v.name: i for i, v in enumerate(self.inputs)}
+        found: Dict[int, str] = {}
+        for node in _all_nodes(self.proto.graph):
+            positions = IMMEDIATE_OPERANDS.get(node.op_type, set()) - RUNTIME_OK_OPERANDS.get(node.op_type, set())
+            for pos, name in enumerate(node.input):
+                if pos in positions and name in index:
+                    found.setdefault(index[name], f"{node.op_type} '{node.name}' operand {pos}")
+        return found
+
+    def with_values(self, values: Dict[str, Any]) -> "OnnxModel":
+        """This model with these inputs made constants of the graph (numpy
+        arrays by input name): no longer inputs; the weights are shared."""
+        from onnx import numpy_helper
+        self.weight_tensors()   # made before the copy: both hold the same tensors (loading clears the protos)
+        model = copy.copy(self)
+        proto = copy.deepcopy(self.proto)
+        kept = [v for v in proto.graph.input if v.name not in values]
+        del proto.graph.input[:]
+        proto.graph.input.extend(kept)
+        proto.graph.initializer.extend(numpy_helper.from_array(np.asarray(a), name) for name, a in values.items())
+        model.proto = proto
+        model.inputs = [v for v in self.inputs if v.name not in values]
+        model.digest = hashlib.sha256(proto.SerializeToString(deterministic=True)).hexdigest()
+        return model
 
     def dynamic_dims(self) -> Dict[int, Dict[int, str]]:
         """{input: {dim: name}} for the symbolic dims one build can serve:
@@ -444,12 +479,13 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
         t2 = time.perf_counter()
         importer._run_pipeline(module, LINALG_PIPELINE, "linalg-on-tensors", explain=explain)
         t3 = time.perf_counter()
-        bad = [b for b in importer.non_upstream_ops(module) if b[0] not in importer.LOWERED_TM_TENSOR_OPS]
+        foreign = importer.non_upstream_ops(module)
+        bad = [b for b in foreign if b[0] not in importer.LOWERED_TM_TENSOR_OPS]
         if bad:
             name, loc = bad[0]
             raise explain.unsupported(name, loc, "upstream-dialect-check",
                                       f"non-upstream ops in linalg output: {sorted({b[0] for b in bad})}")
-        return (importer.crossing_text(module), _output_dims(module, proto, symbols), dict(importer._LAST_TORCH_IR),
+        return (importer.crossing_text(module, foreign=foreign), _output_dims(module, proto, symbols), dict(importer._LAST_TORCH_IR),
                 {"torch_backend": t2 - t1, "to_linalg": t3 - t2})
 
     # torch-mlir's passes can crash on graphs they do not expect (a SIGFPE,

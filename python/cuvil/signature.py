@@ -268,20 +268,27 @@ def signature_key(args, dynamic: Dict[int, Dict[int, str]], compiled: Mapping[tu
 NUMBER_TYPES = (bool, int, float)
 
 
+_HF_CACHES_REGISTERED = False
+
+
 def register_hf_cache_pytrees() -> None:
     """Hugging Face's cache objects (DynamicCache: what a causal LM returns by
     default, and takes back for the next step) as pytrees of their tensors, so
     that torch.export flattens them in the inputs and outputs and the call
     rebuilds them. transformers' own registration; only when the model's
-    process has transformers loaded (Cuvil does not import it otherwise)."""
+    process has transformers loaded (Cuvil does not import it otherwise), and
+    once: it runs on every decode step's call, and transformers' own repeat
+    raises and catches "already registered" each time."""
+    global _HF_CACHES_REGISTERED
     import sys
-    if "transformers" not in sys.modules:
+    if _HF_CACHES_REGISTERED or "transformers" not in sys.modules:
         return
+    _HF_CACHES_REGISTERED = True
     try:
         from transformers.integrations.executorch import register_dynamic_cache_export_support
     except ImportError:   # a transformers without it: its caches stay unknown to export
         return
-    register_dynamic_cache_export_support()   # idempotent
+    register_dynamic_cache_export_support()
 
 
 def is_flat_input(a) -> bool:
