@@ -80,7 +80,7 @@ class CompiledOnnxModule(CompiledModule):
         if not self._value_inputs:
             return self, tensors
         self._check_inputs(tensors)
-        values = {self.input_names[i]: tensors[i].numpy() for i in sorted(self._value_inputs)}
+        values = {self.input_names[i]: _numpy(tensors[i].detach()) for i in sorted(self._value_inputs)}
         key = tuple((name, str(a.dtype), a.shape, a.tobytes()) for name, a in values.items())
         module = self._by_value.get(key)
         if module is None:
@@ -192,7 +192,8 @@ def _import_code() -> tuple:
             versions.append(f"{dist}={importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{dist}=?")
-    sources = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("importer_onnx.py", "importer_onnx_rewrites.py")))
+    sources = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("importer_onnx.py", "importer_onnx_rewrites.py",
+                                                                          "importer_onnx_folding.py")))
     return (*versions, sources.hexdigest())
 
 

@@ -6,6 +6,8 @@ shape (reduction axes) made constants from the inferred shape.
     RMSNormalization (opset 23; LLM exports): torch-mlir has no conversion,
     and ONNX's own function body computes its axes with Shape/Range at run
     time, which torch-mlir cannot reduce over.
+    SoftmaxCrossEntropyLoss: LogSoftmax + NegativeLogLikelihoodLoss (see
+    _softmax_cross_entropy).
 
 And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
@@ -80,8 +82,26 @@ def _conv_bias_as_add(proto, node) -> List:
     return [conv, helper.make_node("Add", [f"{p}_conv", f"{p}_broadcast"], [node.output[0]], name=node.name)]
 
 
+def _softmax_cross_entropy(proto, node) -> List:
+    """LogSoftmax over the class axis (1), then NegativeLogLikelihoodLoss
+    with the same weights, reduction and ignore_index: the spec's function
+    body without its reshapes. torch-mlir converts SoftmaxCrossEntropyLoss
+    to aten.cross_entropy_loss, which it lowers for rank 2 only and gets
+    wrong with weights (inf)."""
+    from onnx import helper
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    log_prob = node.output[1] if len(node.output) > 1 and node.output[1] else f"{node.name}__log_prob"
+    nll = {"reduction": attrs.get("reduction", b"mean")}
+    if "ignore_index" in attrs:
+        nll["ignore_index"] = attrs["ignore_index"]
+    return [helper.make_node("LogSoftmax", [node.input[0]], [log_prob], axis=1, name=f"{node.name}__log_softmax"),
+            helper.make_node("NegativeLogLikelihoodLoss", [log_prob, *node.input[1:]], [node.output[0]],
+                             name=node.name, **nll)]
+
+
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
-REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add}
+REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add,
+                                  "SoftmaxCrossEntropyLoss": _softmax_cross_entropy}
 
 
 def rewrite(proto) -> bool:

@@ -320,3 +320,73 @@ def test_symbolic_dims_named_like_sympy_constants_size_outputs_right(name):
         xx = rng.standard_normal((rows, 4), dtype=np.float32)
         np.testing.assert_array_equal(fast(xx), np.maximum(xx, 0))
     assert fast.num_signatures == 1
+
+
+def test_inputs_read_at_compile_time_make_one_build_per_value():
+    """A Slice's bounds and a reduction's axes given as graph inputs:
+    torch-mlir needs them as constants, so each call's values are constants
+    of its build (one build per distinct value; a repeat reuses it)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 8])
+    ints = [helper.make_tensor_value_info(n, TensorProto.INT64, [1]) for n in ("start", "end", "axes")]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Slice", ["x", "start", "end"], ["s"]),
+             helper.make_node("ReduceSum", ["s", "axes"], ["y"], keepdims=0)]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x, *ints], [y]),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    fast = cuvil.compile(model)
+    xx = rng.standard_normal((6, 8), dtype=np.float32)
+    i64 = lambda v: np.array([v], dtype=np.int64)   # noqa: E731
+    for start, end, axis in [(1, 4, 0), (0, -1, 1), (1, 4, 0)]:
+        want = xx[start:end].sum(axis=axis)
+        got = fast(xx, i64(start), i64(end), axes=i64(axis))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert fast.num_signatures == 2
+
+
+def test_shapes_computed_from_static_shapes_are_folded_to_constants():
+    """Reshape(y, Shape(x)) and Shape -> Gather -> Concat chains (exporters,
+    ONNX's function bodies) are computed before torch-mlir sees them: it
+    converts a Reshape whose shape it cannot read to a rank-0 view."""
+    from cuvil import importer_onnx_folding
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, None)
+    idx = onnx.numpy_helper.from_array(np.array([0], dtype=np.int64), "idx")
+    minus_one = onnx.numpy_helper.from_array(np.array([-1], dtype=np.int64), "minus_one")
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+             helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Reshape", ["t", "shape"], ["r"]),
+             helper.make_node("Gather", ["shape", "idx"], ["n"], axis=0),
+             helper.make_node("Concat", ["n", "minus_one"], ["flat_shape"], axis=0),
+             helper.make_node("Reshape", ["r", "flat_shape"], ["z"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], [z], [idx, minus_one]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    folded = onnx.shape_inference.infer_shapes(model)
+    assert importer_onnx_folding.fold_constants(folded)
+    assert [n.op_type for n in folded.graph.node] == ["Transpose", "Reshape", "Reshape"]
+    xx = rng.standard_normal((2, 3, 4), dtype=np.float32)
+    np.testing.assert_array_equal(cuvil.compile(model)(xx), xx.transpose(0, 2, 1).reshape(2, -1))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_softmax_cross_entropy_with_weights_and_ignore_index(reduction):
+    """SoftmaxCrossEntropyLoss is LogSoftmax + NegativeLogLikelihoodLoss:
+    torch-mlir's own conversion lowers rank 2 only, and gives inf with
+    weights. Compared with ONNX's reference implementation."""
+    from onnx.reference import ReferenceEvaluator
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5, 4])
+    labels = helper.make_tensor_value_info("labels", TensorProto.INT64, [3, 4])
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [5])
+    loss = helper.make_tensor_value_info("loss", TensorProto.FLOAT, None)
+    log_prob = helper.make_tensor_value_info("log_prob", TensorProto.FLOAT, None)
+    node = helper.make_node("SoftmaxCrossEntropyLoss", ["x", "labels", "w"], ["loss", "log_prob"],
+                            reduction=reduction, ignore_index=2)
+    model = helper.make_model(helper.make_graph([node], "g", [x, labels, w], [loss, log_prob]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    feeds = dict(x=rng.standard_normal((3, 5, 4), dtype=np.float32),
+                 labels=rng.integers(0, 5, (3, 4)).astype(np.int64),
+                 w=rng.uniform(0.5, 1.5, 5).astype(np.float32))
+    feeds["labels"][0, 0] = 2   # one ignored
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = cuvil.compile(model)(**feeds)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
