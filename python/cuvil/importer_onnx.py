@@ -163,17 +163,29 @@ class OnnxModel:
     def value_inputs(self) -> Dict[int, str]:
         """{input index: what reads it} for the graph inputs whose values
         torch-mlir needs at compile time (IMMEDIATE_OPERANDS: a Slice's
-        bounds, a reduction's axes, a Reshape's shape, CumSum's axis): each
-        call's values of these are constants of its build
+        bounds, a reduction's axes, a Reshape's shape, CumSum's axis), read
+        directly or through the ops computing such an operand (a Pad's pads
+        computed from a `shape` input: integer inputs of a few elements
+        only). Each call's values of these are constants of its build
         (CompiledOnnxModule: one build per distinct value, as torch.compile
         specializes on an int)."""
         index = {v.name: i for i, v in enumerate(self.inputs)}
+        producer = {o: node for node in self.proto.graph.node for o in node.output}
         found: Dict[int, str] = {}
         for node in _all_nodes(self.proto.graph):
             positions = IMMEDIATE_OPERANDS.get(node.op_type, set()) - RUNTIME_OK_OPERANDS.get(node.op_type, set())
+            reader = f"{node.op_type} '{node.name}' operand"
             for pos, name in enumerate(node.input):
-                if pos in positions and name in index:
-                    found.setdefault(index[name], f"{node.op_type} '{node.name}' operand {pos}")
+                if pos not in positions:
+                    continue
+                if name in index:
+                    found.setdefault(index[name], f"{reader} {pos}")
+                    continue
+                for source in _computed_from(name, producer):
+                    spec = self.inputs[index[source]] if source in index else None
+                    if spec is not None and spec.dtype in ("int64", "int32") and spec.dims is not None \
+                            and all(isinstance(d, int) for d in spec.dims) and int(np.prod(spec.dims)) <= 64:
+                        found.setdefault(index[source], f"{reader} {pos} (computed from it)")
         return found
 
     def with_values(self, values: Dict[str, Any]) -> "OnnxModel":
@@ -266,6 +278,21 @@ def _take_weights(graph) -> Dict[str, Any]:
         for name, init in taken.items():
             graph.input.append(helper.make_tensor_value_info(name, init.data_type, list(init.dims)))
     return taken
+
+
+def _computed_from(name: str, producer: Dict[str, Any]) -> set:
+    """The values `name` is computed from, through the main graph's nodes
+    (not through Shape / Size: they read a shape, not values)."""
+    seen, todo = set(), [name]
+    while todo:
+        value = todo.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        node = producer.get(value)
+        if node is not None and node.op_type not in ("Shape", "Size"):
+            todo.extend(n for n in node.input if n)
+    return seen
 
 
 def _all_nodes(graph):
@@ -580,9 +607,37 @@ def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
                 node.input[2] not in consts or bool(np.asarray(numpy_helper.to_array(consts[node.input[2]])).any())):
             why = ("dropout in training mode draws random numbers: Cuvil has no generator state; export "
                    "the model in eval mode (model.eval() before torch.onnx.export)")
+        elif node.op_type == "Resize" and _align_corners_inexact_scales(node, consts, types):
+            why = ("torch-mlir's conversion of Resize with coordinate_transformation_mode='align_corners' "
+                   "and scales whose output size is not input size x scale exactly computes wrong results; "
+                   "give the output sizes (Resize's 'sizes' input) instead")
+        elif node.op_type == "GridSample" and any(a.name == "mode" and a.s == b"nearest" for a in node.attribute):
+            why = ("torch-mlir's conversion of GridSample mode='nearest' rounds sample points differently "
+                   "from ONNX (wrong results); use mode='linear'")
+        elif node.op_type == "Pad" and any(a.name == "mode" and a.s == b"wrap" for a in node.attribute):
+            why = ("torch-mlir's conversion of Pad mode='wrap' does not terminate; pad with Slice + Concat "
+                   "(or torch.nn.functional.pad(mode='circular') before export)")
         if why:
             raise UnsupportedOpError(f"ONNX {node.op_type} (node {node.name!r}, opset {model.opset})",
                                      f"node {node.name!r} of {model.name}", "import", why)
+
+
+def _align_corners_inexact_scales(node, consts, types) -> bool:
+    """A Resize in align_corners mode by constant scales some size of which
+    is rounded down (torch-mlir maps the corners with the scale, not with
+    the rounded size: found by the conformance run)."""
+    from onnx import numpy_helper
+    if not any(a.name == "coordinate_transformation_mode" and a.s == b"align_corners" for a in node.attribute):
+        return False
+    if len(node.input) < 3 or node.input[2] not in consts:
+        return False
+    scales = numpy_helper.to_array(consts[node.input[2]]).astype(np.float64)
+    t = types.get(node.input[0])
+    if t is None or not t.HasField("shape") or not all(d.HasField("dim_value") for d in t.shape.dim) \
+            or len(t.shape.dim) != len(scales):
+        return scales.size > 0   # not knowable here: refused rather than risked
+    dims = np.array([d.dim_value for d in t.shape.dim], dtype=np.float64)
+    return bool(np.any(np.floor(dims * scales) != dims * scales))
 
 
 def _output_dims(module, proto, symbols: Dict[str, str]) -> List[List[Any]]:

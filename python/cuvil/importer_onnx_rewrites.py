@@ -8,6 +8,7 @@ shape (reduction axes) made constants from the inferred shape.
     time, which torch-mlir cannot reduce over.
     SoftmaxCrossEntropyLoss: LogSoftmax + NegativeLogLikelihoodLoss (see
     _softmax_cross_entropy).
+    Resize with `axes`: scales / sizes on every axis.
 
 And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
@@ -99,9 +100,52 @@ def _softmax_cross_entropy(proto, node) -> List:
                              name=node.name, **nll)]
 
 
+def _resize_on_all_axes(proto, node) -> List:
+    """Resize with an `axes` attribute (opset 18): its scales or sizes
+    spread over every axis (scale 1, or the input's size, on the others),
+    the form torch-mlir converts. Needs them constant and, for sizes, the
+    input's shape static."""
+    from onnx import helper, numpy_helper
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    axes = attrs.get("axes")
+    rank = _rank(proto, node.input[0])
+    if not axes or rank is None or attrs.get("coordinate_transformation_mode") == b"tf_crop_and_resize":
+        return []
+    inits = {t.name: t for t in proto.graph.initializer}
+    position = 2 if len(node.input) > 2 and node.input[2] in inits else 3
+    if len(node.input) <= position or node.input[position] not in inits:
+        return []
+    given = numpy_helper.to_array(inits[node.input[position]])
+    if position == 2:
+        full = np.ones(rank, dtype=given.dtype)
+    else:
+        dims = _static_dims(proto, node.input[0])
+        if dims is None:
+            return []
+        full = np.array(dims, dtype=given.dtype)
+    for axis, value in zip(axes, given):
+        full[int(axis) % rank] = value
+    name = f"{node.name}__{'scales' if position == 2 else 'sizes'}_all_axes"
+    proto.graph.initializer.append(numpy_helper.from_array(full, name))
+    inputs = list(node.input) + [""] * (4 - len(node.input))
+    inputs[position] = name
+    inputs[1] = ""   # roi: read by tf_crop_and_resize only
+    resize = helper.make_node("Resize", inputs[:position + 1], list(node.output), name=node.name)
+    resize.attribute.extend(a for a in node.attribute if a.name != "axes")
+    return [resize]
+
+
+def _static_dims(proto, name: str):
+    for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]:
+        if v.name == name and v.type.tensor_type.HasField("shape"):
+            dims = v.type.tensor_type.shape.dim
+            return [int(d.dim_value) for d in dims] if all(d.HasField("dim_value") for d in dims) else None
+    return None
+
+
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
 REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add,
-                                  "SoftmaxCrossEntropyLoss": _softmax_cross_entropy}
+                                  "SoftmaxCrossEntropyLoss": _softmax_cross_entropy, "Resize": _resize_on_all_axes}
 
 
 def rewrite(proto) -> bool:

@@ -51,6 +51,20 @@ def _payload(function) -> bytes:
             return pickle.dumps((False, ChildError(f"{type(err).__name__}: {err}\n{traceback.format_exc()}")))
 
 
+def _die_with(parent: int) -> None:
+    """The child is killed when its parent dies (Linux's PR_SET_PDEATHSIG):
+    a parent killed for taking too long (a timeout around a compile whose
+    torch-mlir pass does not terminate) leaves no child spinning."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):   # not Linux: the parent's own cleanup only
+        return
+    if os.getppid() != parent:   # it died before prctl took effect
+        os._exit(1)
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -64,6 +78,7 @@ def run(function: Callable[[], Any]) -> Any:
     if not available():
         return function()
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:   # ENOMEM / EAGAIN: then in this process, unprotected
@@ -75,6 +90,7 @@ def run(function: Callable[[], Any]) -> Any:
         try:
             import faulthandler
             faulthandler.disable()   # a crash here is reported by the parent, not as a dump
+            _die_with(parent)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.close(read_end)
             payload = _payload(function)
