@@ -9,6 +9,7 @@ shape (reduction axes) made constants from the inferred shape.
     SoftmaxCrossEntropyLoss: LogSoftmax + NegativeLogLikelihoodLoss (see
     _softmax_cross_entropy).
     Resize with `axes`: scales / sizes on every axis.
+    RotaryEmbedding, SwiGLU: their function bodies (SCHEMA_EXPANDED).
 
 And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
@@ -146,6 +147,34 @@ def _static_dims(proto, name: str):
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
 REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add,
                                   "SoftmaxCrossEntropyLoss": _softmax_cross_entropy, "Resize": _resize_on_all_axes}
+
+
+#: Ops written as their ONNX function body (onnx.inliner) before folding:
+#: torch-mlir has no conversion for them (or a crashing one), and their
+#: bodies compute shapes at run time that importer_onnx_folding makes
+#: constants (which torch-mlir's own expansion of the body, after the fold,
+#: would not).
+#: Attention only when its qk_matmul_output (4th output) is used: torch-mlir's
+#: importer fails expanding that form itself (a TypeError).
+SCHEMA_EXPANDED = {"RotaryEmbedding", "SwiGLU"}
+
+
+def _expanded_here(node) -> bool:
+    if node.domain not in ("", "ai.onnx"):
+        return False
+    return node.op_type in SCHEMA_EXPANDED or (
+        node.op_type == "Attention" and len(node.output) > 3 and bool(node.output[3]))
+
+
+def expand_schema_functions(proto):
+    """proto with its SCHEMA_EXPANDED nodes replaced by their function
+    bodies (the same proto when it has none)."""
+    present = {n.op_type for n in proto.graph.node if _expanded_here(n)}
+    if not present:
+        return proto
+    from onnx import inliner
+    return inliner.inline_selected_functions(proto, [("", op) for op in sorted(present)],
+                                             inline_schema_functions=True)
 
 
 def rewrite(proto) -> bool:
