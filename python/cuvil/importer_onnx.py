@@ -461,8 +461,11 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     proto.graph.name = "main"
     from . import importer_onnx_folding, importer_onnx_rewrites
     try:
-        proto = importer_onnx_rewrites.expand_schema_functions(proto)
         proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
+        expanded = importer_onnx_rewrites.expand_schema_functions(proto)
+        if expanded is not proto:
+            _name_nodes(expanded.graph)   # the bodies' nodes come unnamed: errors name nodes
+            proto = onnx.shape_inference.infer_shapes(expanded, data_prop=True)
         # Shapes and axes computed from static shapes and constants (which
         # torch-mlir needs as constants); then ops torch-mlir lacks, in ops it has.
         changed = importer_onnx_folding.fold_constants(proto)

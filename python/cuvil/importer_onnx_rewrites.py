@@ -172,7 +172,11 @@ def expand_schema_functions(proto):
     present = {n.op_type for n in proto.graph.node if _expanded_here(n)}
     if not present:
         return proto
-    from onnx import inliner
+    from onnx import helper, inliner
+    typed = {v.name for v in [*proto.graph.input, *proto.graph.value_info, *proto.graph.output]}
+    proto.graph.value_info.extend(   # the inliner types the bodies from these, not from initializers
+        helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+        for t in proto.graph.initializer if t.name not in typed)
     return inliner.inline_selected_functions(proto, [("", op) for op in sorted(present)],
                                              inline_schema_functions=True)
 

@@ -390,3 +390,84 @@ def test_softmax_cross_entropy_with_weights_and_ignore_index(reduction):
     got = cuvil.compile(model)(**feeds)
     for g, e in zip(got, want):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+
+def _single_node_model(node, inputs, opset, inits=()):
+    outs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in node.output]
+    return helper.make_model(helper.make_graph([node], "g", inputs, outs, list(inits)),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("node,why", [
+    (helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap"), "does not terminate"),
+    (helper.make_node("GridSample", ["x", "grid"], ["y"], mode="nearest"), "rounds sample points"),
+    (helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
+                      coordinate_transformation_mode="align_corners"), "align_corners"),
+])
+def test_forms_torch_mlir_hangs_on_or_computes_wrong_are_refused(node, why):
+    """Found by the conformance run: Pad wrap hangs torch-mlir's conversion;
+    GridSample nearest and align_corners downsampling by scales compute
+    wrong values. Refused by name, at import, instead."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 5, 5])
+    extra = {"pads": onnx.numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+             "grid": onnx.numpy_helper.from_array(rng.uniform(-1, 1, (1, 3, 3, 2)).astype(np.float32), "grid"),
+             "scales": onnx.numpy_helper.from_array(np.array([1, 1, 0.6, 0.6], np.float32), "scales")}
+    model = _single_node_model(node, [x], 22, [extra[node.input[-1]]])
+    with pytest.raises(cuvil.UnsupportedOpError, match=why):
+        cuvil.compile(model)(rng.standard_normal((1, 1, 5, 5), dtype=np.float32))
+
+
+def test_rotary_embedding_and_swiglu_run_as_their_function_bodies():
+    """torch-mlir has no conversion for RotaryEmbedding (opset 23) and
+    SwiGLU: their ONNX function bodies are inlined, then folded. Compared
+    with ONNX's reference implementation."""
+    from onnx.reference import ReferenceEvaluator
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 3, 8])   # batch, heads, seq, head dim
+    pos = helper.make_tensor_value_info("pos", TensorProto.INT64, [2, 3])
+    cos = onnx.numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "cos")
+    sin = onnx.numpy_helper.from_array(rng.standard_normal((16, 4)).astype(np.float32), "sin")
+    rope = _single_node_model(helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"]),
+                              [x, pos], 23, [cos, sin])
+    feeds = dict(x=rng.standard_normal((2, 4, 3, 8), dtype=np.float32),
+                 pos=rng.integers(0, 16, (2, 3)).astype(np.int64))
+    np.testing.assert_allclose(cuvil.compile(rope)(**feeds), ReferenceEvaluator(rope).run(None, feeds)[0],
+                               rtol=1e-5, atol=1e-6)
+    gate, value = (helper.make_tensor_value_info(n, TensorProto.FLOAT, [3, 16]) for n in ("gate", "value"))
+    swiglu = _single_node_model(helper.make_node("SwiGLU", ["gate", "value"], ["y"], alpha=1.5), [gate, value], 28)
+    feeds = dict(gate=rng.standard_normal((3, 16), dtype=np.float32),
+                 value=rng.standard_normal((3, 16), dtype=np.float32))
+    np.testing.assert_allclose(cuvil.compile(swiglu)(**feeds), ReferenceEvaluator(swiglu).run(None, feeds)[0],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_resize_with_axes_scales_the_named_axes_only():
+    """Resize's `axes` (opset 18), which torch-mlir does not convert:
+    the scales are spread over every axis (1 on the others)."""
+    from onnx.reference import ReferenceEvaluator
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 4])
+    scales = onnx.numpy_helper.from_array(np.array([2.0, 3.0], np.float32), "scales")
+    node = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", axes=[3, 2])
+    model = _single_node_model(node, [x], 19, [scales])
+    xx = rng.standard_normal((1, 2, 3, 4), dtype=np.float32)
+    got = cuvil.compile(model)(xx)
+    assert got.shape == (1, 2, 9, 8)
+    np.testing.assert_array_equal(got, ReferenceEvaluator(model).run(None, {"x": xx})[0])
+
+
+def test_an_input_a_pad_width_is_computed_from_is_a_build_constant_too():
+    """Pad's pads computed at run time from a small integer input (as
+    CenterCropPad's function body does from its `shape`): that input is
+    read at compile time too, through the ops between."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])
+    half = helper.make_tensor_value_info("half", TensorProto.INT64, [4])
+    two = onnx.numpy_helper.from_array(np.array(2, np.int64), "two")
+    nodes = [helper.make_node("Mul", ["half", "two"], ["pads"]),
+             helper.make_node("Pad", ["x", "pads"], ["y"])]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(helper.make_graph(nodes, "g", [x, half], [y], [two]),
+                              opset_imports=[helper.make_opsetid("", 19)])
+    fast = cuvil.compile(model)
+    xx = rng.standard_normal((4, 6), dtype=np.float32)
+    for h in ([0, 1, 1, 0], [1, 0, 0, 2]):
+        want = np.pad(xx, [(2 * h[0], 2 * h[2]), (2 * h[1], 2 * h[3])])
+        np.testing.assert_array_equal(fast(xx, np.array(h, np.int64)), want)
