@@ -193,7 +193,8 @@ def _import_code() -> tuple:
         except importlib.metadata.PackageNotFoundError:
             versions.append(f"{dist}=?")
     sources = hashlib.sha256(b"".join((here / f).read_bytes() for f in ("importer_onnx.py", "importer_onnx_rewrites.py",
-                                                                          "importer_onnx_folding.py")))
+                                                                          "importer_onnx_folding.py",
+                                                                          "importer_onnx_qdq.py")))
     return (*versions, sources.hexdigest())
 
 

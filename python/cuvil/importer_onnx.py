@@ -459,7 +459,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
     t0 = time.perf_counter()
     proto = specialized(model, shapes) if shapes is not None else copy.deepcopy(model.proto)
     proto.graph.name = "main"
-    from . import importer_onnx_folding, importer_onnx_rewrites
+    from . import importer_onnx_folding, importer_onnx_qdq, importer_onnx_rewrites
     try:
         proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
         expanded = importer_onnx_rewrites.expand_schema_functions(proto)
@@ -469,6 +469,7 @@ def import_model(model: OnnxModel, shapes: Optional[List[tuple]] = None):
         # Shapes and axes computed from static shapes and constants (which
         # torch-mlir needs as constants); then ops torch-mlir lacks, in ops it has.
         changed = importer_onnx_folding.fold_constants(proto)
+        changed = importer_onnx_qdq.int8_matmuls(proto) > 0 or changed   # QDQ matmuls on the int8 kernels
         if importer_onnx_rewrites.rewrite(proto) or changed:
             proto = onnx.shape_inference.infer_shapes(proto, data_prop=True)
     except Exception as err:   # onnx's InferenceError for an inconsistent graph

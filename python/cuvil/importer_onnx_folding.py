@@ -106,7 +106,7 @@ def fold_constants(proto) -> bool:
                 known[name] = folded[name] = value
     if not folded:
         return False
-    kept = _without_unused(kept, outputs)
+    kept = without_unused(kept, outputs)
     used = {n for node in _nodes_with_subgraphs(kept) for n in node.input} | outputs
     del graph.node[:]
     graph.node.extend(kept)
@@ -131,7 +131,7 @@ def _nodes_with_subgraphs(nodes):
                     yield from _nodes_with_subgraphs(g.node)
 
 
-def _without_unused(nodes: List, outputs: set) -> List:
+def without_unused(nodes: List, outputs: set) -> List:
     """The nodes some output of which is used (by a later node, a subgraph,
     or the graph's outputs), repeatedly: a Shape whose Gather was folded
     goes too."""

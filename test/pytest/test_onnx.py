@@ -131,7 +131,75 @@ def test_quantize_static_qdq_mlp(tmp_path):
     ops = {n.op_type for n in onnx.load(str(qdq)).graph.node}
     assert {"QuantizeLinear", "DequantizeLinear"} <= ops
     x = rng.standard_normal((8, 64), dtype=np.float32)
-    assert relative_error(cuvil.compile(qdq)(x), reference(qdq, {name: x})[0]) <= 3e-2
+    fast = cuvil.compile(qdq)
+    # The integer sums are exact: only float roundings differ from onnxruntime.
+    assert relative_error(fast(x), reference(qdq, {name: x})[0]) <= 1e-4
+    assert _int8_matmuls(fast) == 3   # each Gemm on the int8 kernels
+
+
+def _int8_matmuls(fast) -> int:
+    import re
+    return len(re.findall(r"linalg\.(batch_)?matmul ins\(%\w+, %\w+ : tensor<[0-9x]+xi8>, tensor<[0-9x]+xi8>\)",
+                          fast.stage_ir("linalg")))
+
+
+def _calibrated_qdq(fp32, qdq, shape, **options):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
+    name = onnx.load(str(fp32)).graph.input[0].name
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{name: rng.standard_normal(shape, dtype=np.float32)} for _ in range(4)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(str(fp32), str(qdq), Calibration(), quant_format=QuantFormat.QDQ, **options)
+    return name
+
+
+def test_qdq_uint8_activations_per_channel_weights_on_int8_kernels(tmp_path):
+    """uint8 activations (quantized again to int8, zero point - 128: the
+    same values) times per-channel int8 weights, on 3-D activations with a
+    residual: MatMul in QDQ form runs as i8 x i8 -> i32 matmuls."""
+    from onnxruntime.quantization import QuantType
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up, self.down = torch.nn.Linear(64, 128), torch.nn.Linear(128, 64)
+
+        def forward(self, x):
+            return self.down(torch.relu(self.up(x))) + x
+
+    torch.manual_seed(0)
+    fp32 = export(Block(), (torch.randn(2, 16, 64),), tmp_path / "block.onnx", external_data=False)
+    qdq = tmp_path / "block_qdq.onnx"
+    name = _calibrated_qdq(fp32, qdq, (2, 16, 64), per_channel=True, activation_type=QuantType.QUInt8,
+                           weight_type=QuantType.QInt8)
+    fast = cuvil.compile(qdq)
+    x = rng.standard_normal((2, 16, 64), dtype=np.float32)
+    assert relative_error(fast(x), reference(qdq, {name: x})[0]) <= 1e-4
+    assert _int8_matmuls(fast) == 2
+
+
+def test_qdq_weights_with_a_zero_point_run_in_float(tmp_path, caplog):
+    """Asymmetric uint8 weights (a zero point per weight) are not an int8
+    kernel's form: dequantized, in float, with a log line; never a failed
+    compile."""
+    import logging
+
+    from onnxruntime.quantization import QuantType
+    qdq = tmp_path / "mlp_qdq_u8.onnx"
+    name = _calibrated_qdq(_mlp_onnx(tmp_path / "mlp.onnx"), qdq, (8, 64), activation_type=QuantType.QUInt8,
+                           weight_type=QuantType.QUInt8)
+    x = rng.standard_normal((8, 64), dtype=np.float32)
+    with caplog.at_level(logging.INFO, logger="cuvil"):
+        fast = cuvil.compile(qdq)
+        got = fast(x)
+    assert relative_error(got, reference(qdq, {name: x})[0]) <= 3e-2
+    assert _int8_matmuls(fast) == 0
+    assert "runs in float (dequantized)" in caplog.text
 
 
 def test_quantize_dynamic_matmul_integer(tmp_path):
