@@ -14,6 +14,7 @@ Systems, per workload and thread count:
   ort-fp32            onnxruntime on the fp32 ONNX export
   ort-int8-dynamic    onnxruntime.quantization.quantize_dynamic (QInt8 weights)
   ort-int8-qdq        quantize_static (QDQ, the same 8 calibration batches)
+  cuvil-onnx-qdq      cuvil.compile of that same QDQ file (its matmuls on the int8 kernels)
   cuvil-int8-weight   precision="int8-weight" (weight-only, per output channel)
   cuvil-int4-weight   precision="int4-weight" (weight-only, groups of 128)
   eager-fp32, inductor-fp32  PyTorch itself on the fp32 model
@@ -93,34 +94,50 @@ def _inductor_int8(model, make, threads):
     return (lambda x: fast(*x)), time.perf_counter() - t
 
 
+def _onnx_file(model, make, kind) -> str:
+    """The model's ONNX export (fp32), or its onnxruntime quantization:
+    quantize_dynamic, or quantize_static in QDQ form (uint8 activations,
+    per-channel int8 weights, 8 calibration batches). One file per model
+    and kind: ort-int8-qdq and cuvil-onnx-qdq time the same file."""
+    import onnxruntime as ort
+    from onnxruntime import quantization as q
+    key = (id(model), kind)
+    if key in _ONNX_FILES:
+        return _ONNX_FILES[key]
+    path = systems._onnx_export(model, make())
+    if kind != "fp32":
+        q.quant_pre_process(path, path + ".pre.onnx")
+        out = path + f".{kind}.onnx"
+        if kind == "int8-dynamic":
+            q.quantize_dynamic(path + ".pre.onnx", out, weight_type=q.QuantType.QInt8)
+        else:
+            name = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
+
+            class Reader(q.CalibrationDataReader):
+                def __init__(self):
+                    self.batches = iter([{name: b[0].numpy()} for b in _calibration(make)])
+
+                def get_next(self):
+                    return next(self.batches, None)
+            q.quantize_static(path + ".pre.onnx", out, Reader(), quant_format=q.QuantFormat.QDQ,
+                              activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
+                              per_channel=True)
+        path = out
+    _ONNX_FILES[key] = path
+    return path
+
+
+_ONNX_FILES: dict = {}
+
+
 def _ort(kind):
     def prepare(model, make, threads):
         try:
             import onnxruntime as ort
-            from onnxruntime import quantization as q
         except ImportError:
             raise systems.Skip("onnxruntime not installed (pip install .[bench])")
         t = time.perf_counter()
-        example = make()
-        path = systems._onnx_export(model, example)
-        if kind != "fp32":
-            q.quant_pre_process(path, path + ".pre.onnx")
-            out = path + f".{kind}.onnx"
-            if kind == "int8-dynamic":
-                q.quantize_dynamic(path + ".pre.onnx", out, weight_type=q.QuantType.QInt8)
-            else:
-                name = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
-
-                class Reader(q.CalibrationDataReader):
-                    def __init__(self):
-                        self.batches = iter([{name: b[0].numpy()} for b in _calibration(make)])
-
-                    def get_next(self):
-                        return next(self.batches, None)
-                q.quantize_static(path + ".pre.onnx", out, Reader(), quant_format=q.QuantFormat.QDQ,
-                                  activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
-                                  per_channel=True)
-            path = out
+        path = _onnx_file(model, make, kind)
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
@@ -128,6 +145,23 @@ def _ort(kind):
         names = [i.name for i in sess.get_inputs()]
         return (lambda x: torch.from_numpy(sess.run(None, {n: v.numpy() for n, v in zip(names, x)})[0])), \
             time.perf_counter() - t
+    return prepare
+
+
+def _cuvil_onnx(kind):
+    """cuvil.compile of the ONNX file onnxruntime runs (the QDQ one: its
+    matmuls on Cuvil's int8 kernels)."""
+    def prepare(model, make, threads):
+        try:
+            import onnxruntime  # noqa: F401 - it makes the quantized file
+        except ImportError:
+            raise systems.Skip("onnxruntime not installed (pip install .[bench])")
+        import cuvil
+        path = _onnx_file(model, make, kind)
+        t = time.perf_counter()
+        fast = cuvil.compile(path, num_threads=threads)
+        fast(*make())
+        return (lambda x: fast(*x)), time.perf_counter() - t
     return prepare
 
 
@@ -167,7 +201,8 @@ SYSTEMS = {"cuvil-fp32": _cuvil("fp32"), "cuvil-int8": _cuvil("int8"),
            "cuvil-int8-weight": _cuvil("int8-weight"), "cuvil-int4-weight": _cuvil("int4-weight"),
            "eager-fp32": _eager, "inductor-fp32": _inductor_fp32, "torchao-int8-weight": _torchao_int8_weight,
            "cuvil-int8-dynamic": _cuvil("int8-dynamic"), "inductor-int8": _inductor_int8,
-           "ort-fp32": _ort("fp32"), "ort-int8-dynamic": _ort("int8-dynamic"), "ort-int8-qdq": _ort("int8-qdq")}
+           "ort-fp32": _ort("fp32"), "ort-int8-dynamic": _ort("int8-dynamic"), "ort-int8-qdq": _ort("int8-qdq"),
+           "cuvil-onnx-qdq": _cuvil_onnx("int8-qdq")}
 
 
 def host() -> dict:

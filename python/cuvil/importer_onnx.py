@@ -53,6 +53,7 @@ IMMEDIATE_OPERANDS = {
     "DynamicQuantizeLinear": set(), "MatMulInteger": {2, 3}, "ConvInteger": {2, 3},
     "QLinearMatMul": {1, 2, 4, 5, 6, 7}, "QLinearConv": {1, 2, 4, 5, 6, 7},
     "QLinearAdd": {1, 2, 4, 5, 6, 7}, "NonMaxSuppression": {2, 3, 4}, "Trilu": {1},
+    "Compress": {1},
 }
 
 #: Of those, the operands torch-mlir also takes as run-time tensors.
@@ -580,12 +581,6 @@ def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
     types.update({t.name: None for t in proto.graph.initializer})
     consts = {t.name: t for t in proto.graph.initializer}
 
-    def rank(name):
-        t = types.get(name)
-        if name in consts:
-            return len(consts[name].dims)
-        return len(t.shape.dim) if t is not None and t.HasField("shape") else None
-
     def size(name):
         if name in consts:
             return int(np.prod(consts[name].dims, dtype=np.int64))
@@ -602,9 +597,7 @@ def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
 
     for node in proto.graph.node:
         why = ""
-        if node.op_type == "QLinearMatMul" and any((rank(node.input[i]) or 0) > 2 for i in (0, 3)):
-            why = "torch-mlir's conversion of a batched (rank > 2) QLinearMatMul computes wrong results"
-        elif node.op_type == "DequantizeLinear" and len(node.input) > 2 and node.input[2] \
+        if node.op_type == "DequantizeLinear" and len(node.input) > 2 and node.input[2] \
                 and elem(node.input[2]) == 2 and (size(node.input[2]) or 2) > 1:
             why = ("torch-mlir reads a per-axis uint8 zero point as signed int8 (wrong results); "
                    "quantize per axis to int8 (onnxruntime: QuantType.QInt8 weights) or per tensor")

@@ -23,7 +23,9 @@ Taken: MatMul, and Gemm (transA 0, beta 1, any alpha / transB), whose first
 operand is a per-tensor dequantization of int8 (or of uint8 that a
 QuantizeLinear made: quantized again to int8 with the zero point moved by
 -128, the same values), and whose second is a dequantization of an int8
-weight with zero point 0, per tensor or per output channel. Everything else
+weight with zero point 0, per tensor or per output channel, or another
+such activation (attention's q k^T and p v: then the zero points' terms
+`- zb * rowsum(x) + depth * zx * zb` are added too). Everything else
 keeps its float meaning (dequantized), with a log line.
 """
 import logging
@@ -47,10 +49,11 @@ class _Graph:
         self.types = {v.name: v.type.tensor_type.elem_type
                       for v in [*graph.input, *graph.value_info, *graph.output]}
         self.types.update({t.name: t.data_type for t in graph.initializer})
-        self.ranks = {v.name: len(v.type.tensor_type.shape.dim)
-                      for v in [*graph.input, *graph.value_info, *graph.output]
-                      if v.type.tensor_type.HasField("shape")}
-        self.ranks.update({t.name: len(t.dims) for t in graph.initializer})
+        self.dims = {v.name: [d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim]
+                     for v in [*graph.input, *graph.value_info, *graph.output]
+                     if v.type.tensor_type.HasField("shape")}
+        self.dims.update({t.name: list(t.dims) for t in graph.initializer})
+        self.ranks = {name: len(dims) for name, dims in self.dims.items()}
 
     def dequantized(self, name: str):
         """(quantized value, scale, zero point or "", axis) of a
@@ -115,6 +118,18 @@ def _weight(g: _Graph, name: str, out_axis: int):
     return w, scale
 
 
+def _scaled_sum(value: str, axis: int, factor: int, name: str, new: List) -> str:
+    """factor * the i32 sum of the int8 `value` over `axis` (kept)."""
+    from onnx import helper, numpy_helper
+    new.append(("init", numpy_helper.from_array(np.array([axis], dtype=np.int64), f"{name}_axis")))
+    new.append(("init", numpy_helper.from_array(np.array(factor, dtype=np.int32), f"{name}_factor")))
+    new.append(("node", helper.make_node("Cast", [value], [f"{name}_i32"], to=INT32, name=f"{name}_widen")))
+    new.append(("node", helper.make_node("ReduceSum", [f"{name}_i32", f"{name}_axis"], [f"{name}_sum"],
+                                         keepdims=1, name=f"{name}_sum")))
+    new.append(("node", helper.make_node("Mul", [f"{name}_sum", f"{name}_factor"], [name], name=name)))
+    return name
+
+
 def _rewrite(g: _Graph, node, new: List) -> bool:
     """Appends the integer form of `node` to `new`; whether it could."""
     from onnx import helper, numpy_helper
@@ -129,30 +144,43 @@ def _rewrite(g: _Graph, node, new: List) -> bool:
         trans_b = False
     p = f"{node.name}__int8"
     staged: List = []
-    x = _activation(g, node.input[0], p, staged)
+    x = _activation(g, node.input[0], f"{p}_a", staged)
     w = _weight(g, node.input[1], 0 if trans_b else 1)
-    if x is None or w is None:
+    if x is None:
         return False
-    (xq, zx, sx), (wq, sw) = x, w
+    (xq, zx, sx) = x
+    zb = 0
+    if w is not None:
+        b, sb = w
+    else:   # activation x activation (attention's q k^T, p v): both per tensor
+        other = _activation(g, node.input[1], f"{p}_b", staged) if not trans_b else None
+        if other is None:
+            return False
+        b, zb, sb = other
+    depth = g.dims.get(xq, [None])[-1] if xq in g.dims else g.dims.get(node.input[0], [None])[-1]
+    if zx and zb and not isinstance(depth, int):
+        return False
     new.extend(staged)
-    weight = wq
     if trans_b:   # a weight-only transpose: computed once, in main_prepack
-        weight = f"{p}_w_t"
-        new.append(("node", helper.make_node("Transpose", [wq], [weight], perm=[1, 0], name=f"{p}_transpose")))
-    new.append(("node", helper.make_node("MatMulInteger", [xq, weight], [f"{p}_acc"], name=f"{p}_matmul")))
+        new.append(("node", helper.make_node("Transpose", [b], [f"{p}_w_t"], perm=[1, 0], name=f"{p}_transpose")))
+        b = f"{p}_w_t"
+    new.append(("node", helper.make_node("MatMulInteger", [xq, b], [f"{p}_acc"], name=f"{p}_matmul")))
     acc = f"{p}_acc"
-    if zx:   # sum((xq - zx) * w) = sum(xq * w) - zx * colsum(w)
-        new.append(("init", numpy_helper.from_array(np.array([0], dtype=np.int64), f"{p}_axis0")))
-        new.append(("init", numpy_helper.from_array(np.array(zx, dtype=np.int32), f"{p}_zx")))
-        new.append(("node", helper.make_node("Cast", [weight], [f"{p}_w32"], to=INT32, name=f"{p}_widen")))
-        new.append(("node", helper.make_node("ReduceSum", [f"{p}_w32", f"{p}_axis0"], [f"{p}_colsum"],
-                                             keepdims=0, name=f"{p}_colsum")))
-        new.append(("node", helper.make_node("Mul", [f"{p}_colsum", f"{p}_zx"], [f"{p}_correction"],
-                                             name=f"{p}_correction")))
-        new.append(("node", helper.make_node("Sub", [acc, f"{p}_correction"], [f"{p}_acc_zx"], name=f"{p}_sub")))
-        acc = f"{p}_acc_zx"
+    # sum((x - zx)(b - zb)) = sum(x b) - zx colsum(b) - zb rowsum(x) + depth zx zb
+    corrections = []
+    if zx:   # colsum(b) of a weight reads weights only: main_prepack computes it
+        corrections.append(_scaled_sum(b, -2, zx, f"{p}_colsum", new))
+    if zb:
+        corrections.append(_scaled_sum(xq, -1, zb, f"{p}_rowsum", new))
+    for i, correction in enumerate(corrections):
+        new.append(("node", helper.make_node("Sub", [acc, correction], [f"{p}_acc_{i}"], name=f"{p}_sub_{i}")))
+        acc = f"{p}_acc_{i}"
+    if zx and zb:
+        new.append(("init", numpy_helper.from_array(np.array(depth * zx * zb, dtype=np.int32), f"{p}_zz")))
+        new.append(("node", helper.make_node("Add", [acc, f"{p}_zz"], [f"{p}_acc_zz"], name=f"{p}_add_zz")))
+        acc = f"{p}_acc_zz"
     new.append(("node", helper.make_node("Cast", [acc], [f"{p}_accf"], to=FLOAT, name=f"{p}_to_float")))
-    new.append(("node", helper.make_node("Mul", [sx, sw], [f"{p}_scale"], name=f"{p}_scale")))
+    new.append(("node", helper.make_node("Mul", [sx, sb], [f"{p}_scale"], name=f"{p}_scale")))
     scale = f"{p}_scale"
     alpha = float(attrs.get("alpha", 1.0))
     if alpha != 1.0:

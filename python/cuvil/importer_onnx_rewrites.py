@@ -10,6 +10,9 @@ shape (reduction axes) made constants from the inferred shape.
     _softmax_cross_entropy).
     Resize with `axes`: scales / sizes on every axis.
     RotaryEmbedding, SwiGLU: their function bodies (SCHEMA_EXPANDED).
+    Dropout in inference mode: Identity. MatMul with a 1-D operand: 2-D.
+    Compress by a constant condition: Gather. QLinearMatMul: MatMulInteger,
+    rescaled and quantized.
 
 And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
@@ -144,9 +147,88 @@ def _static_dims(proto, name: str):
     return None
 
 
+def _const(proto, name: str):
+    from onnx import numpy_helper
+    return next((numpy_helper.to_array(t) for t in proto.graph.initializer if t.name == name), None)
+
+
+def _dropout_in_inference(proto, node) -> List:
+    """Dropout in inference mode (no training_mode input, or a constant
+    false one; opset < 12 forms torch-mlir does not convert) is the identity.
+    Its mask output, when asked for, keeps the node."""
+    from onnx import helper
+    training = node.input[2] if len(node.input) > 2 else ""
+    if (training and (_const(proto, training) is None or bool(np.any(_const(proto, training))))) or \
+            (len(node.output) > 1 and node.output[1]):
+        return []
+    return [helper.make_node("Identity", [node.input[0]], [node.output[0]], name=node.name)]
+
+
+def _matmul_of_a_vector(proto, node) -> List:
+    """MatMul with a 1-D operand (numpy's rule: a row vector on the left, a
+    column on the right, that dim dropped after), which torch-mlir's aten.matmul
+    lowering refuses beside a batched operand: Unsqueeze, MatMul, Squeeze."""
+    from onnx import helper, numpy_helper
+    ranks = [_rank(proto, n) for n in node.input[:2]]
+    if None in ranks or 1 not in ranks or ranks == [1, 1]:
+        return []
+    p = f"{node.name}__vector"
+    left = ranks[0] == 1
+    # The unsqueezed axis, and the product's axis to drop: -2 for a row vector, -1 for a column.
+    axis = -2 if left else -1
+    proto.graph.initializer.append(numpy_helper.from_array(np.array([0 if left else 1], np.int64), f"{p}_axis"))
+    proto.graph.initializer.append(numpy_helper.from_array(np.array([axis], np.int64), f"{p}_drop"))
+    vector = node.input[0] if left else node.input[1]
+    operands = [f"{p}_2d", node.input[1]] if left else [node.input[0], f"{p}_2d"]
+    return [helper.make_node("Unsqueeze", [vector, f"{p}_axis"], [f"{p}_2d"], name=f"{p}_unsqueeze"),
+            helper.make_node("MatMul", operands, [f"{p}_product"], name=f"{p}_matmul"),
+            helper.make_node("Squeeze", [f"{p}_product", f"{p}_drop"], [node.output[0]], name=node.name)]
+
+
+def _compress_by_a_constant(proto, node) -> List:
+    """Compress with a constant condition (a graph input's is one per build:
+    CompiledOnnxModule's value inputs): a Gather of the kept indices, of the
+    flattened input when there is no axis."""
+    from onnx import helper, numpy_helper
+    condition = _const(proto, node.input[1])
+    if condition is None:
+        return []
+    p = f"{node.name}__compress"
+    proto.graph.initializer.append(numpy_helper.from_array(np.nonzero(condition.reshape(-1))[0].astype(np.int64),
+                                                           f"{p}_kept"))
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    if "axis" in attrs:
+        return [helper.make_node("Gather", [node.input[0], f"{p}_kept"], [node.output[0]], axis=int(attrs["axis"]),
+                                 name=node.name)]
+    proto.graph.initializer.append(numpy_helper.from_array(np.array([-1], np.int64), f"{p}_flat"))
+    return [helper.make_node("Reshape", [node.input[0], f"{p}_flat"], [f"{p}_flattened"], name=f"{p}_flatten"),
+            helper.make_node("Gather", [f"{p}_flattened", f"{p}_kept"], [node.output[0]], axis=0, name=node.name)]
+
+
+def _qlinear_matmul(proto, node) -> List:
+    """QLinearMatMul as its definition: the integer matmul of the operands
+    less their zero points (MatMulInteger, exact in i32), rescaled by
+    sa * sb and quantized with (sy, zy). torch-mlir's own conversion is
+    wrong for batched operands."""
+    from onnx import TensorProto, helper
+    a, sa, za, b, sb, zb, sy, zy = node.input[:8]
+    p = f"{node.name}__qlinear"
+    return [helper.make_node("MatMulInteger", [a, b, za, zb], [f"{p}_acc"], name=f"{p}_matmul"),
+            helper.make_node("Cast", [f"{p}_acc"], [f"{p}_accf"], to=TensorProto.FLOAT, name=f"{p}_to_float"),
+            helper.make_node("Cast", [sa], [f"{p}_sa"], to=TensorProto.FLOAT, name=f"{p}_sa"),
+            helper.make_node("Cast", [sb], [f"{p}_sb"], to=TensorProto.FLOAT, name=f"{p}_sb"),
+            helper.make_node("Mul", [f"{p}_sa", f"{p}_sb"], [f"{p}_scale"], name=f"{p}_scale"),
+            helper.make_node("Mul", [f"{p}_accf", f"{p}_scale"], [f"{p}_real"], name=f"{p}_rescale"),
+            helper.make_node("Cast", [f"{p}_real"], [f"{p}_real_t"], to=_elem_type(proto, sy) or TensorProto.FLOAT,
+                             name=f"{p}_to_scale_type"),
+            helper.make_node("QuantizeLinear", [f"{p}_real_t", sy, zy], [node.output[0]], name=node.name)]
+
+
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
 REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add,
-                                  "SoftmaxCrossEntropyLoss": _softmax_cross_entropy, "Resize": _resize_on_all_axes}
+                                  "SoftmaxCrossEntropyLoss": _softmax_cross_entropy, "Resize": _resize_on_all_axes,
+                                  "Dropout": _dropout_in_inference, "MatMul": _matmul_of_a_vector,
+                                  "Compress": _compress_by_a_constant, "QLinearMatMul": _qlinear_matmul}
 
 
 #: Ops written as their ONNX function body (onnx.inliner) before folding:

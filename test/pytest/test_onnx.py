@@ -539,3 +539,66 @@ def test_an_input_a_pad_width_is_computed_from_is_a_build_constant_too():
     for h in ([0, 1, 1, 0], [1, 0, 0, 2]):
         want = np.pad(xx, [(2 * h[0], 2 * h[2]), (2 * h[1], 2 * h[3])])
         np.testing.assert_array_equal(fast(xx, np.array(h, np.int64)), want)
+
+
+def _node_case(op, inputs, opset, **attrs):
+    """A one-node model over (name, array) inputs, all graph inputs."""
+    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in inputs]
+    node = helper.make_node(op, [n for n, _ in inputs], ["y"], **attrs)
+
+    def model(y):
+        return helper.make_model(helper.make_graph([node], "g", infos, [y]),
+                                 opset_imports=[helper.make_opsetid("", opset)])
+    from onnx.reference import ReferenceEvaluator
+    want = ReferenceEvaluator(model(helper.make_empty_tensor_value_info("y"))).run(None, dict(inputs))[0]
+    return model(helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(want.dtype), None)), dict(inputs)
+
+
+@pytest.mark.parametrize("case", ["dropout_opset_11", "matmul_vector_left", "matmul_vector_right",
+                                  "compress_axis", "compress_flat", "qlinear_matmul_3d"])
+def test_forms_written_in_ops_torch_mlir_converts(case):
+    """Each a form torch-mlir does not convert (or converts wrong), written
+    in ops it does (importer_onnx_rewrites); against ONNX's reference."""
+    from onnx.reference import ReferenceEvaluator
+    f32 = lambda *shape: rng.standard_normal(shape, dtype=np.float32)   # noqa: E731
+    i8 = lambda *shape: rng.integers(-128, 127, shape).astype(np.int8)   # noqa: E731
+    model, feeds = {
+        "dropout_opset_11": lambda: _node_case("Dropout", [("x", f32(3, 4))], 11, ratio=0.3),
+        "matmul_vector_left": lambda: _node_case("MatMul", [("a", f32(5)), ("b", f32(2, 3, 5, 4))], 13),
+        "matmul_vector_right": lambda: _node_case("MatMul", [("a", f32(2, 3, 4, 5)), ("b", f32(5))], 13),
+        "compress_axis": lambda: _node_case("Compress", [("x", f32(3, 4)), ("keep", np.array([1, 0, 1], bool))],
+                                            13, axis=0),
+        "compress_flat": lambda: _node_case("Compress", [("x", f32(3, 4)), ("keep", rng.random(7) > 0.5)], 13),
+        "qlinear_matmul_3d": lambda: _node_case(
+            "QLinearMatMul", [("a", i8(2, 3, 8)), ("sa", np.array(0.02, np.float32)), ("za", np.array(3, np.int8)),
+                              ("b", i8(2, 8, 5)), ("sb", np.array(0.01, np.float32)), ("zb", np.array(-2, np.int8)),
+                              ("sy", np.array(0.5, np.float32)), ("zy", np.array(1, np.int8))], 21),
+    }[case]()
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    np.testing.assert_allclose(cuvil.compile(model)(**feeds), want, rtol=1e-5, atol=1e-6)
+
+
+def test_qdq_activation_times_activation_on_int8_kernels():
+    """Attention's q k^T in QDQ form: both operands per-tensor uint8
+    activations. The integer form adds both zero points' terms
+    (- za colsum(b) - zb rowsum(a) + K za zb): exact, as onnxruntime."""
+    from onnx import numpy_helper
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 8, 16])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [2, 16, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    inits = [numpy_helper.from_array(np.array(0.02, np.float32), "sa"),
+             numpy_helper.from_array(np.array(130, np.uint8), "za"),
+             numpy_helper.from_array(np.array(0.03, np.float32), "sb"),
+             numpy_helper.from_array(np.array(100, np.uint8), "zb")]
+    nodes = [helper.make_node("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+             helper.make_node("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+             helper.make_node("DequantizeLinear", ["bq", "sb", "zb"], ["bd"]),
+             helper.make_node("MatMul", ["ad", "bd"], ["y"])]
+    model = helper.make_model(helper.make_graph(nodes, "g", [a, b], [y], inits),
+                              opset_imports=[helper.make_opsetid("", 19)])
+    feeds = dict(a=rng.standard_normal((2, 8, 16), dtype=np.float32),
+                 b=rng.standard_normal((2, 16, 8), dtype=np.float32))
+    fast = cuvil.compile(model)
+    np.testing.assert_allclose(fast(**feeds), reference(model, feeds)[0], rtol=1e-6, atol=1e-5)
+    assert _int8_matmuls(fast) == 1
