@@ -1,11 +1,12 @@
 // =============================================================================
-// Cuvil: Transform-dialect schedule for batched matmuls (fp32, static shapes)
+// Cuvil: Transform-dialect schedule for batched matmuls (fp32, bf16 x bf16 ->
+// f32 and i8 x i8 -> i32; static shapes)
 // on x86-64 CPUs with AVX-512 (tuned on a Zen 4 VM).
 //
 // Entry point: @__transform_main.
 //
 // What it matches: every linalg op directly in a func.func with a contraction
-// body (mulf + addf), rank 4, two inputs, and loops [b, m, n, k] (e.g.
+// body (mulf + addf, or muli + addi), rank 4, two inputs, and loops [b, m, n, k] (e.g.
 // linalg.batch_matmul) or [b, m, k, n] (the batched linalg.generic that
 // cuvil-lower-to-linalg emits for cuvil.matmul with a 3-D rhs: attention's
 // q.k^T and p.v). Other loop orders are left alone.
@@ -29,7 +30,8 @@
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
-  // A batched contraction directly in a func.func: rank 4, two inputs, mulf+addf body.
+  // A batched contraction directly in a func.func: rank 4, two inputs, loops
+  // classified [b, m, n, k] in some order; its body is checked apart.
   transform.named_sequence @cuvil_match_bmm_common(%op: !transform.any_op {transform.readonly}) {
     %parent = transform.get_parent_op %op {nth_parent = 1} : (!transform.any_op) -> !transform.any_op
     transform.match.operation_name %parent ["func.func"] : !transform.any_op
@@ -38,7 +40,6 @@ module attributes {transform.with_named_sequence} {
       %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
       %four = transform.param.constant 4 : i64 -> !transform.param<i64>
       transform.match.param.cmpi eq %r, %four : !transform.param<i64>
-      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
       %b, %m, %n, %k = transform.match.structured.classify_contraction_dims %s
         : (!transform.any_op) -> (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
@@ -53,10 +54,34 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // Loops [b, m, k, n].
-  transform.named_sequence @cuvil_match_bmkn(%op: !transform.any_op {transform.readonly})
+  // A float body (mulf + addf; bf16 operands extended to f32 included).
+  transform.named_sequence @cuvil_match_float_body(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  // An integer body (muli + addi: int8 operands sign-extended to the i32
+  // accumulator, a QDQ model's attention products). Vectorized the same way,
+  // as i32 outer products (no VNNI: the operands are activations, not
+  // packed weights).
+  transform.named_sequence @cuvil_match_int_body(%op: !transform.any_op {transform.readonly}) {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.body %s {contraction = ["arith.muli", "arith.addi"]} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield
+  }
+
+  // Loops [b, m, k, n], a float body.
+  transform.named_sequence @cuvil_match_bmkn_float(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.include @cuvil_match_bmm_common failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.include @cuvil_match_float_body failures(propagate) (%op) : (!transform.any_op) -> ()
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
       transform.match.structured.dim %s[2] {reduction} : !transform.any_op
@@ -65,10 +90,37 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  // Loops [b, m, n, k].
-  transform.named_sequence @cuvil_match_bmnk(%op: !transform.any_op {transform.readonly})
+  // Loops [b, m, k, n], a int body.
+  transform.named_sequence @cuvil_match_bmkn_int(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.include @cuvil_match_bmm_common failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.include @cuvil_match_int_body failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[2] {reduction} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // Loops [b, m, n, k], a float body.
+  transform.named_sequence @cuvil_match_bmnk_float(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_bmm_common failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.include @cuvil_match_float_body failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[3] {reduction} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // Loops [b, m, n, k], a int body.
+  transform.named_sequence @cuvil_match_bmnk_int(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_bmm_common failures(propagate) (%op) : (!transform.any_op) -> ()
+    transform.include @cuvil_match_int_body failures(propagate) (%op) : (!transform.any_op) -> ()
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
       transform.match.structured.dim %s[3] {reduction} : !transform.any_op
@@ -191,13 +243,17 @@ module attributes {transform.with_named_sequence} {
       %tm: !transform.param<i64> {transform.readonly, cuvil.param = "TM"},
       %rm: !transform.param<i64> {transform.readonly, cuvil.param = "RM"},
       %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"}) {
-    %bmkn = transform.collect_matching @cuvil_match_bmkn in %root : (!transform.any_op) -> !transform.any_op
+    %bmkn_f = transform.collect_matching @cuvil_match_bmkn_float in %root : (!transform.any_op) -> !transform.any_op
+    %bmkn_i = transform.collect_matching @cuvil_match_bmkn_int in %root : (!transform.any_op) -> !transform.any_op
+    %bmkn = transform.merge_handles %bmkn_f, %bmkn_i : !transform.any_op
     transform.foreach %bmkn : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @cuvil_bmm_bmkn failures(propagate) (%op, %tm, %rm, %rn)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     }
-    %bmnk = transform.collect_matching @cuvil_match_bmnk in %root : (!transform.any_op) -> !transform.any_op
+    %bmnk_f = transform.collect_matching @cuvil_match_bmnk_float in %root : (!transform.any_op) -> !transform.any_op
+    %bmnk_i = transform.collect_matching @cuvil_match_bmnk_int in %root : (!transform.any_op) -> !transform.any_op
+    %bmnk = transform.merge_handles %bmnk_f, %bmnk_i : !transform.any_op
     transform.foreach %bmnk : !transform.any_op {
     ^bb0(%op: !transform.any_op):
       transform.include @cuvil_bmm_bmnk failures(propagate) (%op, %tm, %rm, %rn)
