@@ -612,12 +612,22 @@ def _refuse_what_torch_mlir_computes_wrong(proto, model: OnnxModel) -> None:
         elif node.op_type == "GridSample" and any(a.name == "mode" and a.s == b"nearest" for a in node.attribute):
             why = ("torch-mlir's conversion of GridSample mode='nearest' rounds sample points differently "
                    "from ONNX (wrong results); use mode='linear'")
+        elif node.op_type in ("AveragePool", "LpPool", "MaxPool") and _dilated_same_pooling(node):
+            why = ("pooling with dilations and auto_pad SAME_*: ONNX's reference and onnxruntime disagree on "
+                   "its output size, and torch-mlir computes a third result; give explicit pads instead")
         elif node.op_type == "Pad" and any(a.name == "mode" and a.s == b"wrap" for a in node.attribute):
             why = ("torch-mlir's conversion of Pad mode='wrap' does not terminate; pad with Slice + Concat "
                    "(or torch.nn.functional.pad(mode='circular') before export)")
         if why:
             raise UnsupportedOpError(f"ONNX {node.op_type} (node {node.name!r}, opset {model.opset})",
                                      f"node {node.name!r} of {model.name}", "import", why)
+
+
+def _dilated_same_pooling(node) -> bool:
+    from onnx import helper
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    return attrs.get("auto_pad", b"NOTSET") in (b"SAME_UPPER", b"SAME_LOWER") and \
+        any(d != 1 for d in attrs.get("dilations", []))
 
 
 def _align_corners_inexact_scales(node, consts, types) -> bool:

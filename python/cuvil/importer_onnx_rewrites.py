@@ -12,7 +12,8 @@ shape (reduction axes) made constants from the inferred shape.
     RotaryEmbedding, SwiGLU: their function bodies (SCHEMA_EXPANDED).
     Dropout in inference mode: Identity. MatMul with a 1-D operand: 2-D.
     Compress by a constant condition: Gather. QLinearMatMul: MatMulInteger,
-    rescaled and quantized.
+    rescaled and quantized. LpPool: AveragePool of |x|^p. LpNormalization:
+    0 where the norm is 0. ReduceMin / ReduceMax before opset 13: TopK of 1.
 
 And one for speed: a Conv's bias becomes an Add after it (see _conv_bias_as_add).
 """
@@ -224,11 +225,90 @@ def _qlinear_matmul(proto, node) -> List:
             helper.make_node("QuantizeLinear", [f"{p}_real_t", sy, zy], [node.output[0]], name=node.name)]
 
 
+def _lp_pool(proto, node) -> List:
+    """LpPool as (AveragePool(|x|^p) * window size)^(1/p), with the same
+    pads, strides, dilations and auto_pad (padding counted, as zeros add
+    nothing to the sum): the forms torch-mlir does not convert (dilations,
+    SAME auto_pad) among them."""
+    from onnx import helper, numpy_helper
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    kernel = attrs.get("kernel_shape")
+    elem = _elem_type(proto, node.input[0])
+    if not kernel or elem != 1 or (attrs.get("auto_pad", b"NOTSET") != b"NOTSET"
+                                   and any(d != 1 for d in attrs.get("dilations", []))):
+        return []   # (not float32; dilated SAME pooling is refused: importer_onnx)
+    p_norm = float(attrs.get("p", 2))
+    p = f"{node.name}__lp"
+    proto.graph.initializer.extend([
+        numpy_helper.from_array(np.array(p_norm, np.float32), f"{p}_p"),
+        numpy_helper.from_array(np.array(1.0 / p_norm, np.float32), f"{p}_inv_p"),
+        numpy_helper.from_array(np.array(float(np.prod(kernel)), np.float32), f"{p}_window")])
+    pool = helper.make_node("AveragePool", [f"{p}_pow"], [f"{p}_mean"], name=f"{p}_mean", count_include_pad=1)
+    pool.attribute.extend(a for a in node.attribute if a.name != "p")
+    return [helper.make_node("Abs", [node.input[0]], [f"{p}_abs"], name=f"{p}_abs"),
+            helper.make_node("Pow", [f"{p}_abs", f"{p}_p"], [f"{p}_pow"], name=f"{p}_pow"),
+            pool,
+            helper.make_node("Mul", [f"{p}_mean", f"{p}_window"], [f"{p}_sum"], name=f"{p}_sum"),
+            helper.make_node("Pow", [f"{p}_sum", f"{p}_inv_p"], [node.output[0]], name=node.name)]
+
+
+def _lp_normalization_of_zeros(proto, node) -> List:
+    """LpNormalization where a slice's norm is 0: ONNX gives 0 (its
+    reference computes x / norm with 0 / 0 taken as 0), torch-mlir's
+    division NaN. Zero inputs give zero outputs (the only x of a slice of
+    norm 0 are zeros)."""
+    from onnx import helper, numpy_helper
+    elem = _elem_type(proto, node.input[0])
+    if not elem:
+        return []
+    p = f"{node.name}__lpn"
+    zero = numpy_helper.from_array(np.zeros((), helper.tensor_dtype_to_np_dtype(elem)), f"{p}_zero")
+    proto.graph.initializer.append(zero)
+    norm = helper.make_node("LpNormalization", [node.input[0]], [f"{p}_raw"], name=f"{p}_raw")
+    norm.attribute.extend(node.attribute)
+    return [norm,
+            helper.make_node("Equal", [node.input[0], f"{p}_zero"], [f"{p}_is_zero"], name=f"{p}_is_zero"),
+            helper.make_node("Where", [f"{p}_is_zero", f"{p}_zero", f"{p}_raw"], [node.output[0]], name=node.name)]
+
+
+def _min_max_before_opset_13(proto, node) -> List:
+    """ReduceMin / ReduceMax of opsets < 13 (axes an attribute), which
+    torch-mlir converts from opset 13 only, as TopK with k = 1 (smallest /
+    largest; converted from opset 10): over one axis, or over all axes (no
+    `axes`) of the flattened input."""
+    from onnx import helper, numpy_helper
+    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+    rank = _rank(proto, node.input[0])
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    axes, keep = attrs.get("axes"), int(attrs.get("keepdims", 1))
+    if opset >= 13 or opset < 11 or rank is None or (axes is not None and len(axes) != 1):
+        return []
+    largest = int(node.op_type == "ReduceMax")
+    p = f"{node.name}__top1"
+    proto.graph.initializer.append(numpy_helper.from_array(np.array([1], np.int64), f"{p}_k"))
+    if axes is not None:
+        axis = int(axes[0]) % rank
+        top = helper.make_node("TopK", [node.input[0], f"{p}_k"], [node.output[0] if keep else f"{p}_kept",
+                                                                  f"{p}_at"], axis=axis, largest=largest, name=f"{p}_top")
+        if keep:
+            return [top]
+        return [top, helper.make_node("Squeeze", [f"{p}_kept"], [node.output[0]], axes=[axis], name=node.name)]
+    proto.graph.initializer.extend([
+        numpy_helper.from_array(np.array([-1], np.int64), f"{p}_flat"),
+        numpy_helper.from_array(np.array([1] * rank if keep else [], np.int64), f"{p}_shape")])
+    return [helper.make_node("Reshape", [node.input[0], f"{p}_flat"], [f"{p}_flattened"], name=f"{p}_flatten"),
+            helper.make_node("TopK", [f"{p}_flattened", f"{p}_k"], [f"{p}_one", f"{p}_at"], axis=0,
+                             largest=largest, name=f"{p}_top"),
+            helper.make_node("Reshape", [f"{p}_one", f"{p}_shape"], [node.output[0]], name=node.name)]
+
+
 #: op type -> its rewrite: (proto, node) -> the nodes replacing it ([] keeps it).
 REWRITES: Dict[str, Callable] = {"RMSNormalization": _rms_normalization, "Conv": _conv_bias_as_add,
                                   "SoftmaxCrossEntropyLoss": _softmax_cross_entropy, "Resize": _resize_on_all_axes,
                                   "Dropout": _dropout_in_inference, "MatMul": _matmul_of_a_vector,
-                                  "Compress": _compress_by_a_constant, "QLinearMatMul": _qlinear_matmul}
+                                  "Compress": _compress_by_a_constant, "QLinearMatMul": _qlinear_matmul,
+                                  "LpPool": _lp_pool, "LpNormalization": _lp_normalization_of_zeros,
+                                  "ReduceMin": _min_max_before_opset_13, "ReduceMax": _min_max_before_opset_13}
 
 
 #: Ops written as their ONNX function body (onnx.inliner) before folding:

@@ -468,6 +468,8 @@ def _single_node_model(node, inputs, opset, inits=()):
 
 @pytest.mark.parametrize("node,why", [
     (helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap"), "does not terminate"),
+    (helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2], auto_pad="SAME_UPPER"),
+     "disagree on its output size"),
     (helper.make_node("GridSample", ["x", "grid"], ["y"], mode="nearest"), "rounds sample points"),
     (helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear",
                       coordinate_transformation_mode="align_corners"), "align_corners"),
@@ -480,7 +482,7 @@ def test_forms_torch_mlir_hangs_on_or_computes_wrong_are_refused(node, why):
     extra = {"pads": onnx.numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
              "grid": onnx.numpy_helper.from_array(rng.uniform(-1, 1, (1, 3, 3, 2)).astype(np.float32), "grid"),
              "scales": onnx.numpy_helper.from_array(np.array([1, 1, 0.6, 0.6], np.float32), "scales")}
-    model = _single_node_model(node, [x], 22, [extra[node.input[-1]]])
+    model = _single_node_model(node, [x], 22, [extra[n] for n in node.input[1:] if n in extra])
     with pytest.raises(cuvil.UnsupportedOpError, match=why):
         cuvil.compile(model)(rng.standard_normal((1, 1, 5, 5), dtype=np.float32))
 
@@ -555,7 +557,9 @@ def _node_case(op, inputs, opset, **attrs):
 
 
 @pytest.mark.parametrize("case", ["dropout_opset_11", "matmul_vector_left", "matmul_vector_right",
-                                  "compress_axis", "compress_flat", "qlinear_matmul_3d"])
+                                  "compress_axis", "compress_flat", "qlinear_matmul_3d", "lp_pool_dilated", "lp_pool_same",
+                                  "lp_normalization_zero_slice", "reduce_min_opset_11_axis",
+                                  "reduce_max_opset_11_all"])
 def test_forms_written_in_ops_torch_mlir_converts(case):
     """Each a form torch-mlir does not convert (or converts wrong), written
     in ops it does (importer_onnx_rewrites); against ONNX's reference."""
@@ -573,6 +577,15 @@ def test_forms_written_in_ops_torch_mlir_converts(case):
             "QLinearMatMul", [("a", i8(2, 3, 8)), ("sa", np.array(0.02, np.float32)), ("za", np.array(3, np.int8)),
                               ("b", i8(2, 8, 5)), ("sb", np.array(0.01, np.float32)), ("zb", np.array(-2, np.int8)),
                               ("sy", np.array(0.5, np.float32)), ("zy", np.array(1, np.int8))], 21),
+        "lp_pool_dilated": lambda: _node_case("LpPool", [("x", f32(1, 2, 7, 7))], 18, kernel_shape=[2, 2],
+                                              dilations=[2, 2], strides=[2, 1], p=3),
+        "lp_pool_same": lambda: _node_case("LpPool", [("x", f32(1, 2, 7, 7))], 18, kernel_shape=[3, 2],
+                                           auto_pad="SAME_LOWER", p=2),
+        "lp_normalization_zero_slice": lambda: _node_case(
+            "LpNormalization", [("x", np.array([[1, 0, 3], [2, 0, -1]], np.float32))], 13, axis=0, p=2),
+        "reduce_min_opset_11_axis": lambda: _node_case("ReduceMin", [("x", f32(3, 4, 5))], 11, axes=[-2],
+                                                       keepdims=0),
+        "reduce_max_opset_11_all": lambda: _node_case("ReduceMax", [("x", f32(3, 4))], 11, keepdims=1),
     }[case]()
     want = ReferenceEvaluator(model).run(None, feeds)[0]
     np.testing.assert_allclose(cuvil.compile(model)(**feeds), want, rtol=1e-5, atol=1e-6)
