@@ -14,7 +14,7 @@ deterministic ai.onnx node whose inputs are all constants, when its outputs
 are small (FOLD_MAX_ELEMENTS). Nodes left without users are removed.
 """
 import logging
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def _shape_value(node, dims: List[int]) -> np.ndarray:
     return np.array(dims[start:None if end is None else int(end)], dtype=np.int64)
 
 
-def _evaluate(node, inputs: List[Optional[np.ndarray]], opsets) -> Optional[List[np.ndarray]]:
+def _evaluate(node, inputs: List[Any], opsets) -> Optional[List[np.ndarray]]:
     """The node's outputs by ONNX's reference implementation (None when it
     cannot run it)."""
     from onnx import helper
@@ -86,12 +86,12 @@ def fold_constants(proto) -> bool:
     kept = []
     for node in graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
-            value = _evaluate(node, [], proto.opset_import)
-            if value is not None:
-                known[node.output[0]] = value[0]
+            constant = _evaluate(node, [], proto.opset_import)
+            if constant is not None:
+                known[node.output[0]] = constant[0]
             kept.append(node)
             continue
-        values = None
+        values: Optional[List[np.ndarray]] = None
         foldable = node.domain in ("", "ai.onnx") and node.op_type not in NOT_FOLDED
         if foldable and node.op_type in ("Shape", "Size") and node.input[0] in shapes:
             values = [_shape_value(node, shapes[node.input[0]])]
@@ -101,9 +101,9 @@ def fold_constants(proto) -> bool:
                 sum(v.size for v in values) > FOLD_MAX_ELEMENTS:
             kept.append(node)
             continue
-        for name, value in zip(node.output, values):
+        for name, array in zip(node.output, values):
             if name:
-                known[name] = folded[name] = value
+                known[name] = folded[name] = array
     if not folded:
         return False
     kept = without_unused(kept, outputs)
