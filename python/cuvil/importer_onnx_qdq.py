@@ -90,6 +90,12 @@ def _activation(g: _Graph, name: str, p: str, new: List):
     quantize = g.producer.get(q)
     if g.types.get(q) != UINT8 or quantize is None or quantize.op_type != "QuantizeLinear":
         return None
+    # The QuantizeLinear's own zero point must be the one dequantized with
+    # (a QDQ pair's), and its scale one per tensor: then the int8 values below
+    # are its uint8 ones less 128.
+    q_zero = _scalar(g, quantize.input[2]) if len(quantize.input) > 2 and quantize.input[2] else 0.0
+    if q_zero != z or _scalar(g, quantize.input[1]) is None:
+        return None
     # uint8 q = clamp(round(x / s) + z, 0, 255); with z - 128 into int8 it is q - 128 exactly.
     shifted = f"{p}_zero_point_s8"
     g_new = numpy_helper.from_array(np.array(int(z) - 128, dtype=np.int8), shifted)
