@@ -28,7 +28,7 @@ NOT_FOLDED = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUnifor
               "Multinomial", "Dropout", "If", "Loop", "Scan", "SequenceMap", "Constant"}
 
 
-def _static_shapes(proto) -> Dict[str, List[int]]:
+def static_shapes(proto) -> Dict[str, List[int]]:
     """{value name: dims} of the values whose every dim is known."""
     shapes = {}
     for v in [*proto.graph.input, *proto.graph.value_info, *proto.graph.output]:
@@ -80,7 +80,7 @@ def fold_constants(proto) -> bool:
     from onnx import helper, numpy_helper
     graph = proto.graph
     known: Dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    shapes = _static_shapes(proto)
+    shapes = static_shapes(proto)
     outputs = {o.name for o in graph.output}
     folded: Dict[str, np.ndarray] = {}
     kept = []

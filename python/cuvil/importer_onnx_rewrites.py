@@ -124,7 +124,8 @@ def _resize_on_all_axes(proto, node) -> List:
     if position == 2:
         full = np.ones(rank, dtype=given.dtype)
     else:
-        dims = _static_dims(proto, node.input[0])
+        from .importer_onnx_folding import static_shapes
+        dims = static_shapes(proto).get(node.input[0])
         if dims is None:
             return []
         full = np.array(dims, dtype=given.dtype)
@@ -138,14 +139,6 @@ def _resize_on_all_axes(proto, node) -> List:
     resize = helper.make_node("Resize", inputs[:position + 1], list(node.output), name=node.name)
     resize.attribute.extend(a for a in node.attribute if a.name != "axes")
     return [resize]
-
-
-def _static_dims(proto, name: str):
-    for v in [*proto.graph.value_info, *proto.graph.input, *proto.graph.output]:
-        if v.name == name and v.type.tensor_type.HasField("shape"):
-            dims = v.type.tensor_type.shape.dim
-            return [int(d.dim_value) for d in dims] if all(d.HasField("dim_value") for d in dims) else None
-    return None
 
 
 def _const(proto, name: str):
