@@ -26,7 +26,8 @@
 //
 // What it does to each:
 //  1. Loops interchanged to [n/64, m, 64, k/2, 2]; scf.forall over DOT_TNP
-//     panels x DOT_TM rows with the zero fill fused (as the fp32 packed matmul).
+//     panels x DOT_TM rows with the zero fill (int8: the broadcast of the
+//     per-column zero-point correction) fused, written tile by tile.
 //  2. K blocks of DOT_TK2 k pairs; register tile DOT_RM rows x 64 columns,
 //     one k pair per step (loops panel, m, k/2; m peeled).
 //  3. Each register tile split into 1 x 16 tiles (one row, one zmm of f32
@@ -208,7 +209,9 @@ module attributes {transform.with_named_sequence} {
       %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
       transform.foreach %init : !transform.any_op {
       ^bb1(%f: !transform.any_op):
-        transform.match.operation_name %f ["linalg.fill"] : !transform.any_op
+        // A zero fill, or (int8) the broadcast of the zero-point correction
+        // per column that cuvil-outline-kernels put into this kernel.
+        transform.match.operation_name %f ["linalg.fill", "linalg.generic"] : !transform.any_op
         %ff, %fa2 = transform.structured.fuse_into_containing_op %f into %fa
           : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
         %ffr, %fl0, %fl1 = transform.structured.tile_using_for %ff tile_sizes [1, 1]

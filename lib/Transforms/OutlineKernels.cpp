@@ -65,12 +65,34 @@ bool isAbsorbed(Value v) {
   return isa<linalg::FillOp, tensor::PadOp, tensor::ExtractSliceOp>(def);
 }
 
-bool isRoot(Operation &op) {
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(&op);
-  if (!linalgOp || isa<linalg::FillOp>(&op) || !linalgOp.hasPureTensorSemantics())
+/// A linalg op on static tensors (fills excepted: they are rebuilt or absorbed).
+bool isOutlinable(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || isa<linalg::FillOp>(op) || !linalgOp.hasPureTensorSemantics())
     return false;
-  return llvm::all_of(op.getOperandTypes(), isStaticType) &&
-         llvm::all_of(op.getResultTypes(), isStaticType);
+  return llvm::all_of(op->getOperandTypes(), isStaticType) &&
+         llvm::all_of(op->getResultTypes(), isStaticType);
+}
+
+/// A broadcast that initializes `user`'s accumulator (an int8 matmul's
+/// zero-point correction per column, kept out of the prepack function by
+/// cuvil-split-prepack): the matmul schedule writes it tile by tile.
+bool isBroadcastInit(Operation *user, Value v) {
+  auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!dps || !generic || !v.hasOneUse() || !llvm::is_contained(dps.getDpsInits(), v) ||
+      !linalg::isaBroadcastOpInterface(generic) || !generic.hasPureTensorSemantics() ||
+      !llvm::all_of(generic->getResultTypes(), isStaticType))
+    return false;
+  return isOutlinable(user);
+}
+
+bool isRoot(Operation &op) {
+  if (!isOutlinable(&op))
+    return false;
+  // A broadcast initializing a kernel's accumulator is outlined with it.
+  return !(op.getNumResults() == 1 && op.getResult(0).hasOneUse() &&
+           isBroadcastInit(*op.getResult(0).getUsers().begin(), op.getResult(0)));
 }
 
 struct KernelOutliner {
@@ -84,7 +106,7 @@ struct KernelOutliner {
   /// The kernel's ops in program order: absorbed producers, then the root.
   void collect(Operation *op, llvm::SetVector<Operation *> &group) {
     for (Value v : op->getOperands())
-      if (isAbsorbed(v))
+      if (isAbsorbed(v) || isBroadcastInit(op, v))
         collect(v.getDefiningOp(), group);
     group.insert(op);
   }
@@ -116,6 +138,8 @@ struct KernelOutliner {
       Value v = init.get();
       if (auto fill = v.getDefiningOp<linalg::FillOp>())
         v = fill.getDpsInitOperand(0)->get();
+      else if (isBroadcastInit(root, v))
+        v = v.getDefiningOp<linalg::GenericOp>().getDpsInitOperand(0)->get();
       if (auto empty = v.getDefiningOp<tensor::EmptyOp>(); empty && isCloned(v))
         destinations.insert(v);
     }

@@ -4,6 +4,7 @@
 // call. This pass moves that subgraph into `<fn>_prepack`.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -17,6 +18,20 @@ using namespace mlir;
 using namespace mlir::cuvil;
 
 namespace {
+
+/// A broadcast (linalg.broadcast, or a generic that only copies its input
+/// along new dimensions) whose every use is the init of a linalg op.
+bool isAccumulatorBroadcast(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  bool broadcast = isa<linalg::BroadcastOp>(op) ||
+                   (generic && linalg::isaBroadcastOpInterface(generic).has_value());
+  if (!broadcast || op->getNumResults() != 1)
+    return false;
+  return llvm::all_of(op->getResult(0).getUses(), [](OpOperand &use) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    return user && user.isDpsInit(&use);
+  });
+}
 
 LogicalResult splitPrepack(func::FuncOp fn) {
   Block &body = fn.getBody().front();
@@ -60,6 +75,19 @@ LogicalResult splitPrepack(func::FuncOp fn) {
       hoistedSet.insert(&op);
     }
   }
+  // A weight-only broadcast that only initializes accumulators in `fn` (an
+  // int8 matmul's zero-point correction, per column, over every row) stays in
+  // `fn`: hoisted, it is a full-size packed tensor (1.5 MB for one BERT-base
+  // FFN matmul) copied into a fresh accumulator on every call; in `fn`, the
+  // matmul's kernel writes it tile by tile, next to the k loop reading it.
+  auto usedOnlyInFn = [&](Value r) {
+    return llvm::none_of(r.getUsers(), [&](Operation *u) { return hoistedSet.contains(u); });
+  };
+  for (Operation *op : llvm::make_early_inc_range(llvm::reverse(hoisted)))
+    if (isAccumulatorBroadcast(op) && usedOnlyInFn(op->getResult(0))) {
+      hoistedSet.erase(op);
+      llvm::erase(hoisted, op);
+    }
   SmallVector<Value> roots;
   for (Operation *op : hoisted)
     for (Value r : op->getResults())

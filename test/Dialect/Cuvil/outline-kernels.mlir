@@ -98,3 +98,27 @@ func.func @dynamic(%x: tensor<?x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> 
   } -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>
 }
+
+// -----
+
+// A broadcast initializing a matmul's accumulator is outlined with the
+// matmul (its schedule writes it tile by tile); the kernel takes the vector
+// and the empty destination, not a broadcast tensor.
+// CHECK-LABEL: func.func @broadcast_init
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @cuvil_kernel_0_matmul(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<16xi32>, tensor<4x8xi32>, tensor<8x16xi32>, tensor<4x16xi32>) -> tensor<4x16xi32>
+// CHECK-LABEL: func.func private @cuvil_kernel_0_matmul
+// CHECK:         %[[INIT:.*]] = linalg.generic
+// CHECK:         linalg.matmul {{.*}} outs(%[[INIT]] : tensor<4x16xi32>)
+#col = affine_map<(d0, d1) -> (d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @broadcast_init(%s: tensor<16xi32>, %x: tensor<4x8xi32>, %w: tensor<8x16xi32>) -> tensor<4x16xi32> {
+  %e = tensor.empty() : tensor<4x16xi32>
+  %init = linalg.generic {indexing_maps = [#col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16xi32>) outs(%e : tensor<4x16xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<4x16xi32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x8xi32>, tensor<8x16xi32>) outs(%init : tensor<4x16xi32>) -> tensor<4x16xi32>
+  return %r : tensor<4x16xi32>
+}

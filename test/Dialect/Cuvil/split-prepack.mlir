@@ -87,3 +87,39 @@ func.func @positions(%x: tensor<4xi64>, %w: tensor<4xi64> {cuvil.weight}) -> ten
   } -> tensor<4xi64>
   return %r : tensor<4xi64>
 }
+
+// -----
+
+// A weight-only broadcast that only initializes an accumulator (an int8
+// matmul's zero-point correction per column) stays in @acc: the column sums
+// are packed, not a full-size tensor copied into the accumulator per call.
+// CHECK-LABEL: func.func @acc
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x8xi32>, %[[W:.*]]: tensor<8x16xi32> {cuvil.weight}, %[[S:.*]]: tensor<16xi32> {cuvil.packed = 0 : i64}) -> tensor<4x16xi32>
+// CHECK:         %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<16xi32>) outs(%{{.*}} : tensor<4x16xi32>)
+// CHECK:         linalg.matmul ins(%[[X]], %[[W]] : tensor<4x8xi32>, tensor<8x16xi32>) outs(%[[INIT]] : tensor<4x16xi32>)
+// CHECK-LABEL: func.func @acc_prepack
+// CHECK-SAME:    -> tensor<16xi32>
+// CHECK-NOT:     tensor<4x16xi32>
+// CHECK:         return
+#col = affine_map<(d0, d1) -> (d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> (d1)>
+func.func @acc(%x: tensor<4x8xi32>, %w: tensor<8x16xi32> {cuvil.weight}) -> tensor<4x16xi32> {
+  %c0 = arith.constant 0 : i32
+  %e16 = tensor.empty() : tensor<16xi32>
+  %z16 = linalg.fill ins(%c0 : i32) outs(%e16 : tensor<16xi32>) -> tensor<16xi32>
+  %s = linalg.generic {indexing_maps = [#id2, #sum], iterator_types = ["reduction", "parallel"]}
+      ins(%w : tensor<8x16xi32>) outs(%z16 : tensor<16xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    %v = arith.addi %in, %out : i32
+    linalg.yield %v : i32
+  } -> tensor<16xi32>
+  %e = tensor.empty() : tensor<4x16xi32>
+  %init = linalg.generic {indexing_maps = [#col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16xi32>) outs(%e : tensor<4x16xi32>) {
+  ^bb0(%in: i32, %out: i32):
+    linalg.yield %in : i32
+  } -> tensor<4x16xi32>
+  %r = linalg.matmul ins(%x, %w : tensor<4x8xi32>, tensor<8x16xi32>) outs(%init : tensor<4x16xi32>) -> tensor<4x16xi32>
+  return %r : tensor<4x16xi32>
+}
