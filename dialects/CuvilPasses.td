@@ -164,6 +164,20 @@ def CuvilFoldUnitExtentDims : Pass<"cuvil-fold-unit-extent-dims"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CuvilCollapseShortRows : Pass<"cuvil-collapse-short-rows", "::mlir::func::FuncOp"> {
+  let summary = "Merge the short trailing loops of elementwise ops into one row";
+  let description = [{
+    For each all-parallel `linalg.generic` on static tensors whose innermost
+    loop is shorter than 64 (a CNN's [C, H, W] tensors: rows of W), merges
+    the trailing loops that every operand reads contiguously, or not at all
+    (per-channel operands), until the row holds 64 elements or no further
+    loop merges: 512x7x7 becomes 512x49. The elementwise schedule vectorizes
+    one row at a time, the last chunk masked; short rows are mostly masks.
+    Gathers (`tensor.extract`), `linalg.index` and i1 operands are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilLowerX86Dot : Pass<"cuvil-lower-x86-dot", "::mlir::func::FuncOp"> {
   let summary = "cuvil.x86.dot_u8s8 -> llvm.x86.avx512.vpdpbusd.512";
   let description = [{

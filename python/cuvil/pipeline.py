@@ -301,7 +301,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also
     weight-only). Unit dimensions are dropped late (1x128x768 -> 128x768: the
     schedules see rank <= 4 ops with projected-permutation maps), but for the
-    VNNI contractions' panel loop (cuvil-fold-unit-extent-dims).
+    VNNI contractions' panel loop (cuvil-fold-unit-extent-dims), and
+    elementwise ops on short rows have their trailing loops merged (512x7x7
+    -> 512x49: cuvil-collapse-short-rows).
     Last, every linalg op goes into a private kernel function, identical ones
     shared: repeated layers are scheduled, lowered and compiled once.
     """
@@ -319,7 +321,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
             "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
-            "cuvil-fold-unit-extent-dims", "canonicalize", "cse",
+            "cuvil-fold-unit-extent-dims", "func.func(cuvil-collapse-short-rows)", "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 

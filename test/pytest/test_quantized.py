@@ -82,6 +82,31 @@ def test_int8_matmul_correction_is_written_by_the_kernel_not_packed_per_row():
         "no broadcast of the correction inside a kernel"
 
 
+class _StemWithPool(torch.nn.Module):
+    """ResNet's stem (conv, BatchNorm, ReLU, 3x3 / 2 max pool, padded) and a
+    residual block: X86InductorQuantizer then quantizes the pool's input, and
+    its output with the same scale and zero point."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, padding=1, bias=False), torch.nn.BatchNorm2d(16),
+                                        torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1))
+        self.block = models.BasicBlock(16, 16, 1)
+        models.randomize_bn(self)
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+
+
+def test_max_pool_between_quantizers_pools_the_int8_values():
+    """quantize(max_pool(dequantize(q))) with one scale and zero point is
+    max_pool(q): no float pool, no dequantize / quantize around it."""
+    converted, fast = _check(_StemWithPool(), lambda: (torch.randn(2, 3, 20, 20),))
+    linalg = fast.stage_ir("linalg")
+    pools = re.findall(r"linalg\.pooling_nchw_max [^\n]*", linalg)
+    assert len(pools) == 1 and "xi8>" in pools[0] and "xf32>" not in pools[0], pools
+
+
 def test_decoder_block():
     _check(models.DecoderBlock(64, 4), lambda: (torch.randn(2, 16, 64),))
 

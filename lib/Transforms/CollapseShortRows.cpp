@@ -1,0 +1,89 @@
+//===- CollapseShortRows.cpp - elementwise ops on rows of vector length ---===//
+// The elementwise schedule vectorizes the innermost loop, one row at a time
+// in 64-element chunks (the last one masked). A CNN's per-channel ops on
+// [C, H, W] tensors have rows of W elements: ResNet-18's 512x7x7 int8
+// requantize ran as 3,584 masked rows of 7 (8.7 ns per element, 0.22 ms for
+// 25K elements). Where every operand reads the trailing loops contiguously
+// (or not at all: a per-channel scale), those loops are one loop of H*W.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILCOLLAPSESHORTROWS
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+/// One chunk of the elementwise schedule: rows at least this long keep their shape.
+constexpr int64_t kVectorRow = 64;
+
+/// The trailing loops [first, rank) that every indexing map reads as one
+/// contiguous run, with `first` as small as the row stays short; empty if
+/// the innermost loop is already long or cannot be merged.
+ReassociationIndices trailingRun(linalg::GenericOp op) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rank = ranges.size();
+  if (rank < 2 || ranges.back() >= kVectorRow)
+    return {};
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  ReassociationIndices best;
+  int64_t elements = ranges.back();
+  for (int64_t first = rank - 2; first >= 0 && elements < kVectorRow; --first) {
+    ReassociationIndices run = llvm::to_vector(llvm::seq<int64_t>(first, rank));
+    if (!linalg::areDimSequencesPreserved(maps, {run}))
+      break;
+    best = run;
+    elements *= ranges[first];
+  }
+  return best;
+}
+
+bool isCandidate(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumParallelLoops() != op.getNumLoops() ||
+      op.getNumLoops() < 2 || ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+    return false;
+  // Gathers and index arithmetic keep their loops (the vectorizer handles
+  // them on the original shape); so do ops on i1 (scalar loops, see
+  // cuvil-widen-bool-memrefs).
+  bool plain = true;
+  op.getBody()->walk([&](Operation *nested) {
+    if (isa<tensor::ExtractOp, linalg::IndexOp>(nested))
+      plain = false;
+  });
+  for (Value v : op->getOperands())
+    if (getElementTypeOrSelf(v.getType()).isInteger(1))
+      plain = false;
+  return plain;
+}
+
+struct CuvilCollapseShortRowsPass
+    : cuvil::impl::CuvilCollapseShortRowsBase<CuvilCollapseShortRowsPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> ops;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (isCandidate(op))
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : ops) {
+      ReassociationIndices run = trailingRun(op);
+      if (run.size() < 2)
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::CollapseResult> collapsed =
+          linalg::collapseOpIterationDims(op, {run}, rewriter);
+      if (failed(collapsed))
+        continue;
+      rewriter.replaceOp(op, collapsed->results);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,80 @@
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(cuvil-collapse-short-rows))' | FileCheck %s
+// Elementwise ops on short rows get their trailing loops merged where every
+// operand reads them contiguously (or not at all).
+
+// A per-channel requantize of [C, 7, 7]: one loop of 49 per channel.
+// CHECK-LABEL: func.func @per_channel
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<512x7x7xi32> into tensor<512x49xi32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<512x49xi32>, tensor<512xf32>)
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [512, 7, 7] : tensor<512x49xi8> into tensor<512x7x7xi8>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#ch = affine_map<(d0, d1, d2) -> (d0)>
+func.func @per_channel(%x: tensor<512x7x7xi32>, %s: tensor<512xf32>, %o: tensor<512x7x7xi8>) -> tensor<512x7x7xi8> {
+  %r = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<512x7x7xi32>, tensor<512xf32>) outs(%o : tensor<512x7x7xi8>) {
+  ^bb0(%a: i32, %b: f32, %out: i8):
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %b : f32
+    %i = arith.fptosi %m : f32 to i8
+    linalg.yield %i : i8
+  } -> tensor<512x7x7xi8>
+  return %r : tensor<512x7x7xi8>
+}
+
+// -----
+
+// Merging stops once the row holds 64 elements: [2, 8, 8, 4] -> [2, 256]
+// needs d1 (8 x 4 = 32 < 64, then 8 x 32 = 256): d0 stays.
+// CHECK-LABEL: func.func @stops_at_a_vector_row
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<2x8x8x4xf32> into tensor<2x256xf32>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @stops_at_a_vector_row(%x: tensor<2x8x8x4xf32>, %o: tensor<2x8x8x4xf32>) -> tensor<2x8x8x4xf32> {
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x8x8x4xf32>) outs(%o : tensor<2x8x8x4xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<2x8x8x4xf32>
+  return %r : tensor<2x8x8x4xf32>
+}
+
+// -----
+
+// Rows of 64 or more, a transposed operand, a gather and a reduction keep
+// their loops.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK-NOT:     tensor.expand_shape
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#tr = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#red = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @left_alone(%long: tensor<4x8x64xf32>, %x: tensor<4x7x7xf32>, %table: tensor<100xf32>, %idx: tensor<4x7x7xindex>)
+    -> (tensor<4x8x64xf32>, tensor<4x7x7xf32>, tensor<4x7x7xf32>, tensor<4x7xf32>) {
+  %a = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%long : tensor<4x8x64xf32>) outs(%long : tensor<4x8x64xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8x64xf32>
+  %b = linalg.generic {indexing_maps = [#tr, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x7x7xf32>) outs(%x : tensor<4x7x7xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x7x7xf32>
+  %c = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%idx : tensor<4x7x7xindex>) outs(%x : tensor<4x7x7xf32>) {
+  ^bb0(%i: index, %out: f32):
+    %v = tensor.extract %table[%i] : tensor<100xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x7x7xf32>
+  %e = tensor.empty() : tensor<4x7xf32>
+  %d = linalg.generic {indexing_maps = [#id3, #red], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<4x7x7xf32>) outs(%e : tensor<4x7xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %s = arith.addf %v, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<4x7xf32>
+  return %a, %b, %c, %d : tensor<4x8x64xf32>, tensor<4x7x7xf32>, tensor<4x7x7xf32>, tensor<4x7xf32>
+}
