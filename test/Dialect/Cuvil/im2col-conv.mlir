@@ -2,28 +2,31 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{min-input-channels=3}))" | FileCheck %s --check-prefix=OPTS
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
-// KH*KW strided windows gathered into [OH][OW][KH][KW][C] by one all-parallel
-// linalg.generic (tensor.extract at [s*oh + d*kh, s*ow + d*kw, c]), the filter
+// KH*KW strided windows gathered into [OH][OW][KH][KW*C] by one all-parallel
+// linalg.generic (tensor.extract at [s*oh + d*kh, s*ow*C + j] of the [H][W*C]
+// input: a window's row is KW*C contiguous elements; with a width dilation,
+// [OH][OW][KH][KW][C] at [s*oh + d*kh, s*ow + d*kw, c]), the filter
 // transposed to [KH*KW*C][F] (weight-only), the [OH*OW][F] result transposed
 // to NCHW.
 
 // CHECK-LABEL: func.func @stride2_3x3
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<32x17x17xf32>) outs(%{{.*}} : tensor<17x17x32xf32>) permutation = [1, 2, 0]
-// CHECK:         %[[WIN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<8x8x3x3x32xf32>)
+// CHECK:         %[[XR:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<17x17x32xf32> into tensor<17x544xf32>
+// CHECK:         %[[WIN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<8x8x3x96xf32>)
+// CHECK:           %[[KH:.*]] = linalg.index 2 : index
 // CHECK:           %[[S0:.*]] = arith.constant 2 : index
 // CHECK-NEXT:      %[[OH:.*]] = linalg.index 0 : index
 // CHECK-NEXT:      %[[ROW0:.*]] = arith.muli %[[OH]], %[[S0]] : index
-// CHECK:           %[[KH:.*]] = linalg.index 2 : index
-// CHECK-NEXT:      %[[TAPH:.*]] = arith.muli %[[KH]], %{{.*}} : index
-// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[ROW0]], %[[TAPH]] : index
-// CHECK:           %[[OW:.*]] = linalg.index 1 : index
-// CHECK:           %[[KW:.*]] = linalg.index 3 : index
-// CHECK:           %[[COL:.*]] = arith.addi
-// CHECK-NEXT:      %[[C:.*]] = linalg.index 4 : index
-// CHECK-NEXT:      %[[V:.*]] = tensor.extract %[[XT]][%[[ROW]], %[[COL]], %[[C]]] : tensor<17x17x32xf32>
+// CHECK-NEXT:      %[[ROW:.*]] = arith.addi %[[ROW0]], %{{.*}} : index
+// CHECK-NEXT:      %[[J:.*]] = linalg.index 3 : index
+// CHECK-NEXT:      %[[SC:.*]] = arith.constant 64 : index
+// CHECK-NEXT:      %[[OW:.*]] = linalg.index 1 : index
+// CHECK-NEXT:      %[[COL0:.*]] = arith.muli %[[OW]], %[[SC]] : index
+// CHECK-NEXT:      %[[COL:.*]] = arith.addi %[[COL0]], %[[J]] : index
+// CHECK-NEXT:      %[[V:.*]] = tensor.extract %[[XR]][%[[ROW]], %[[COL]]] : tensor<17x544xf32>
 // CHECK-NEXT:      linalg.yield %[[V]] : f32
-// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %[[WIN]] {{\[\[}}0, 1], [2, 3, 4]] : tensor<8x8x3x3x32xf32> into tensor<64x288xf32>
+// CHECK:         %[[COLS:.*]] = tensor.collapse_shape %[[WIN]] {{\[\[}}0, 1], [2, 3]] : tensor<8x8x3x96xf32> into tensor<64x288xf32>
 // CHECK:         %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<48x32x3x3xf32>) outs(%{{.*}} : tensor<3x3x32x48xf32>) permutation = [2, 3, 1, 0]
 // CHECK:         %[[RHS:.*]] = tensor.collapse_shape %[[WT]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x48xf32> into tensor<288x48xf32>
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[COLS]], %[[RHS]] : tensor<64x288xf32>, tensor<288x48xf32>) outs(%{{.*}} : tensor<64x48xf32>)
@@ -43,8 +46,8 @@ func.func @stride2_3x3(%x: tensor<1x32x17x17xf32>, %w: tensor<48x32x3x3xf32>) ->
 
 // 1x1 stride 2 with a bias in the init: one window; the init is added.
 // CHECK-LABEL: func.func @downsample_with_init
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<7x7x1x1x64xf32>)
-// CHECK:           tensor.extract %{{.*}} : tensor<14x14x64xf32>
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<7x7x1x64xf32>)
+// CHECK:           tensor.extract %{{.*}} : tensor<14x896xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x64xf32>, tensor<64x128xf32>)
 // CHECK:         %[[SUM:.*]] = linalg.generic
 // CHECK:           arith.addf
