@@ -58,6 +58,19 @@ bool isPanelContraction(linalg::GenericOp g) {
          maps[2] == AffineMap::get(4, 0, {m, np, j}, ctx);
 }
 
+/// The accumulator init of a contraction kept whole (an int8 matmul's
+/// zero-point correction broadcast over its rows): folded, it would reach
+/// the contraction through an expand_shape, and cuvil-outline-kernels would
+/// give it a kernel of its own instead of the matmul's (ResNet-18's int8
+/// stem: a 3.2 MB broadcast written per call, then read back).
+bool initializesKeptContraction(Operation *op) {
+  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse())
+    return false;
+  OpOperand &use = *op->getResult(0).getUses().begin();
+  auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
+  return g && g.isDpsInit(&use) && (isVnniContraction(g) || isPanelContraction(g));
+}
+
 struct CuvilFoldUnitExtentDimsPass
     : cuvil::impl::CuvilFoldUnitExtentDimsBase<CuvilFoldUnitExtentDimsPass> {
   using Base::Base;
@@ -67,6 +80,8 @@ struct CuvilFoldUnitExtentDimsPass
     auto upstream = options.controlFn;
     options.controlFn = [upstream](Operation *op) -> SmallVector<unsigned> {
       if (auto g = dyn_cast<linalg::GenericOp>(op); g && (isVnniContraction(g) || isPanelContraction(g)))
+        return {};
+      if (initializesKeptContraction(op))
         return {};
       return upstream(op);
     };

@@ -55,3 +55,38 @@ func.func @one_row_panels(%a: tensor<1x256xf32>, %b: tensor<4x256x64xi8>, %c: te
   } -> tensor<1x4x64xf32>
   return %r : tensor<1x4x64xf32>
 }
+
+// -----
+
+// The broadcast initializing a kept VNNI contraction keeps its unit dim too:
+// it stays the contraction's init (no expand_shape between them), so
+// cuvil-outline-kernels puts it into the matmul's kernel.
+#lhs = affine_map<(m, np, kq, j, v) -> (m, kq, v)>
+#rhs = affine_map<(m, np, kq, j, v) -> (np, kq, j, v)>
+#out = affine_map<(m, np, kq, j, v) -> (m, np, j)>
+#col = affine_map<(a, b, c) -> (b, c)>
+#id3 = affine_map<(a, b, c) -> (a, b, c)>
+// CHECK-LABEL: func.func @broadcast_init
+// CHECK:         %[[INIT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK-SAME:        outs(%{{.*}} : tensor<64x1x64xi32>)
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         linalg.generic {{.*}} outs(%[[INIT]] : tensor<64x1x64xi32>)
+func.func @broadcast_init(%a: tensor<64x144x4xi8>, %b: tensor<1x144x64x4xi8>, %s: tensor<1x64xi32>) -> tensor<64x1x64xi32> {
+  %e = tensor.empty() : tensor<64x1x64xi32>
+  %init = linalg.generic {indexing_maps = [#col, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x64xi32>) outs(%e : tensor<64x1x64xi32>) {
+  ^bb0(%x: i32, %o: i32):
+    linalg.yield %x : i32
+  } -> tensor<64x1x64xi32>
+  %r = linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x144x4xi8>, tensor<1x144x64x4xi8>) outs(%init : tensor<64x1x64xi32>) {
+  ^bb0(%x: i8, %w: i8, %acc: i32):
+    %x32 = arith.extui %x : i8 to i32
+    %w32 = arith.extsi %w : i8 to i32
+    %p = arith.muli %x32, %w32 : i32
+    %sum = arith.addi %acc, %p : i32
+    linalg.yield %sum : i32
+  } -> tensor<64x1x64xi32>
+  return %r : tensor<64x1x64xi32>
+}
