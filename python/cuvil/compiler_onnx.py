@@ -12,6 +12,7 @@ without importing the model again.
 """
 import hashlib
 import logging
+from collections import OrderedDict
 from typing import Dict, Optional, Tuple
 
 from .compiler import CompiledModule
@@ -32,6 +33,13 @@ def is_onnx_model(model) -> bool:
 class CompiledOnnxModule(CompiledModule):
     """What `cuvil.compile` returns for an ONNX model."""
 
+    #: Builds kept for distinct values of the value inputs; beyond it the
+    #: least recently used one is dropped (its library stays in the disk
+    #: cache: a return of that value loads it again). Each holds its packed
+    #: weights: inputs whose values change on every call would otherwise
+    #: keep one copy of the model per call.
+    max_value_builds = 16
+
     def _quantize(self, example_inputs, calibration):
         raise ValueError(f"precision={self.options.precision!r} quantizes PyTorch models (PT2E); an ONNX "
                          "model's int8 form is a QDQ file (onnxruntime.quantization.quantize_static)")
@@ -50,7 +58,7 @@ class CompiledOnnxModule(CompiledModule):
         # Inputs whose values are compile-time constants (a Slice's bounds
         # given as a graph input): one module per distinct value.
         self._value_inputs = onnx_model.value_inputs()
-        self._by_value: Dict[tuple, "CompiledOnnxModule"] = {}
+        self._by_value: "OrderedDict[tuple, CompiledOnnxModule]" = OrderedDict()
         self._init_args = (dynamic_dims, options)
         if example_inputs is not None:
             module, tensors = self._for_values(self._as_tensors(self._positional(tuple(example_inputs), {}))[0])
@@ -83,13 +91,19 @@ class CompiledOnnxModule(CompiledModule):
         values = {self.input_names[i]: _numpy(tensors[i].detach()) for i in sorted(self._value_inputs)}
         key = tuple((name, str(a.dtype), a.shape, a.tobytes()) for name, a in values.items())
         module = self._by_value.get(key)
-        if module is None:
+        if module is not None:
+            self._by_value.move_to_end(key)
+        else:
             log.info("cuvil: %s: building for %s", self.model_name, ", ".join(
                 f"{name} = {a.tolist()} (read by {self._value_inputs[i]} at compile time)"
                 for i, (name, a) in zip(sorted(self._value_inputs), values.items())))
             dynamic_dims, options = self._init_args
             module = CompiledOnnxModule(self.model.with_values(values), dynamic_dims=dynamic_dims, **options)
             self._by_value[key] = module
+            if len(self._by_value) > self.max_value_builds:
+                self._by_value.popitem(last=False)
+                log.info("cuvil: %s: more than %d builds for values of %s: dropped the least recently used",
+                         self.model_name, self.max_value_builds, ", ".join(values))
         return module, tuple(t for i, t in enumerate(tensors) if i not in self._value_inputs)
 
     @property

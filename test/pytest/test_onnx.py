@@ -3,6 +3,7 @@
 Tolerances: fp32 graphs 1e-4 of the largest reference output (sums
 reassociated by the schedules); QDQ graphs 3e-2 (a rounding to another
 quantization step where the float sums differ in their last bits)."""
+import logging
 import os
 
 import numpy as np
@@ -409,6 +410,30 @@ def test_inputs_read_at_compile_time_make_one_build_per_value():
         got = fast(xx, i64(start), i64(end), axes=i64(axis))
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert fast.num_signatures == 2
+
+
+def test_builds_for_values_are_bounded_least_recently_used_first(monkeypatch, caplog):
+    """Value inputs that change on every call keep at most max_value_builds
+    builds (each holds the packed weights); a dropped value builds again
+    (from the disk cache) and still computes right."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 8])
+    end = helper.make_tensor_value_info("end", TensorProto.INT64, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    start = helper.make_tensor("start", TensorProto.INT64, [1], [0])
+    model = helper.make_model(helper.make_graph([helper.make_node("Slice", ["x", "start", "end"], ["y"])], "g",
+                                                [x, end], [y], initializer=[start]),
+                              opset_imports=[helper.make_opsetid("", 18)])
+    monkeypatch.setattr(CompiledOnnxModule, "max_value_builds", 2)
+    fast = cuvil.compile(model)
+    xx = rng.standard_normal((6, 8), dtype=np.float32)
+    with caplog.at_level(logging.INFO, logger="cuvil"):
+        for e in (1, 2, 1, 3, 2, 1):
+            np.testing.assert_array_equal(fast(xx, np.array([e], dtype=np.int64)), xx[:e])
+            assert fast.num_signatures <= 2
+    builds = [r for r in caplog.records if "building for" in r.getMessage()]
+    # 1, 2 built; 1 reused; 3 drops 2; 2 drops 1; 1 drops 3.
+    assert len(builds) == 5
+    assert sum("dropped the least recently used" in r.getMessage() for r in caplog.records) == 3
 
 
 def test_shapes_computed_from_static_shapes_are_folded_to_constants():
