@@ -164,6 +164,25 @@ def CuvilFoldUnitExtentDims : Pass<"cuvil-fold-unit-extent-dims"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Write the schedule's AMX-marked VNNI matmul tiles as AMX tile code";
+  let description = [{
+    On buffers (after bufferization): each `linalg.generic` marked `cuvil.amx`
+    by `transform_scripts/matmul_dot_cpu.mlir` (@cuvil_amx_bf16 /
+    @cuvil_amx_int8), the VNNI-packed contraction
+    `C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]` (bf16 -> f32 with v = 2,
+    u8/s8 x s8 -> i32 with v = 4) with a static K, becomes `amx.tile_load` /
+    `amx.tile_mulf` / `amx.tile_muli` / `amx.tile_store` on 16 x 64-byte
+    tiles read straight from the packed operands: blocks of 32 rows x 32
+    columns (four accumulators), then 16 rows, then the last rows % 16
+    through 16-row buffers. A marked op that is not such a contraction gets
+    a remark and stays a loop nest.
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def CuvilCollapseShortRows : Pass<"cuvil-collapse-short-rows", "::mlir::func::FuncOp"> {
   let summary = "Merge the short trailing loops of elementwise ops into one row";
   let description = [{

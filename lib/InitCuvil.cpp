@@ -13,6 +13,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
   static bool once = [] {
     registerCuvilCheckGatherIndices();
     registerCuvilCollapseParallelLoops();
+    registerCuvilAmxMatmul();
     registerCuvilCollapseShortRows();
     registerCuvilEarlyDealloc();
     registerCuvilFoldUnitExtentDims();

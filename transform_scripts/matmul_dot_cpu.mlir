@@ -195,15 +195,8 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // Schedules one VNNI matmul (see the header).
-  transform.named_sequence @cuvil_vnni_matmul_cpu(
-      %op: !transform.any_op {transform.consumed}, %vnni: !transform.param<i64> {transform.readonly},
-      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
-      %tk2: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
-    %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
-      : (!transform.any_op) -> !transform.any_op
-    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+  // The accumulator's initial value, computed tile by tile in the forall.
+  transform.named_sequence @cuvil_vnni_fuse_init(%forall: !transform.any_op {transform.readonly}) {
     transform.sequence %forall : !transform.any_op failures(suppress) {
     ^bb0(%fa: !transform.any_op):
       %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
@@ -219,6 +212,75 @@ module attributes {transform.with_named_sequence} {
         transform.structured.vectorize %ffr vector_sizes [1, 1, 64] : !transform.any_op
       }
     }
+    transform.yield
+  }
+
+  // AMX (see the AMX section of the header): the forall tiles, marked for
+  // cuvil-amx-matmul, which writes them as tile code after bufferization.
+  transform.named_sequence @cuvil_amx_matmul_cpu(%op: !transform.any_op {transform.consumed},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly}) {
+    %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
+      : (!transform.any_op) -> !transform.any_op
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_vnni_fuse_init failures(propagate) (%forall) : (!transform.any_op) -> ()
+    transform.annotate %t0 "cuvil.amx" : !transform.any_op
+    transform.yield
+  }
+
+  // Entry points on AMX hosts, before @__transform_main (which then finds
+  // only the VNNI matmuls of the other type): bf16 on AMX-BF16, int8 on
+  // AMX-INT8.
+  transform.named_sequence @cuvil_amx_bf16(%root: !transform.any_op {transform.readonly}) {
+    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    transform.include @cuvil_amx_bf16_schedule failures(propagate) (%root, %tnp, %tm)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_amx_bf16_schedule(%root: !transform.any_op {transform.readonly},
+      %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "AMX_TNP"},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "AMX_TM"}) {
+    %mms = transform.collect_matching @cuvil_match_vnni_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_amx_int8(%root: !transform.any_op {transform.readonly}) {
+    %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
+    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    transform.include @cuvil_amx_int8_schedule failures(propagate) (%root, %tnp, %tm)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_amx_int8_schedule(%root: !transform.any_op {transform.readonly},
+      %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "AMX_TNP"},
+      %tm: !transform.param<i64> {transform.readonly, cuvil.param = "AMX_TM"}) {
+    %mms = transform.collect_matching @cuvil_match_vnni_int8_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    transform.yield
+  }
+
+  // Schedules one VNNI matmul (see the header).
+  transform.named_sequence @cuvil_vnni_matmul_cpu(
+      %op: !transform.any_op {transform.consumed}, %vnni: !transform.param<i64> {transform.readonly},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
+      %tk2: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
+    %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
+      : (!transform.any_op) -> !transform.any_op
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_vnni_fuse_init failures(propagate) (%forall) : (!transform.any_op) -> ()
     %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, %tk2]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %t2, %l0, %l1, %l2 = transform.structured.tile_using_for %t1 tile_sizes [1, %rm, 0, 1]

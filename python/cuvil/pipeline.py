@@ -397,17 +397,23 @@ TO_LLVM = (
     # expansion ~20 per vector (an int8 requantize ran 4x slower).
     "math-expand-ops{ops=" + ",".join(MATH_EXPANDED) + "}",
     "convert-math-to-llvm", "convert-math-to-libm",
-    # enable-x86vector: the bf16 dot-product kernel's x86vector.avx512.dot.
-    "convert-vector-to-llvm{enable-x86vector}", "finalize-memref-to-llvm{use-generic-functions}",
+    # enable-x86vector: the bf16 dot-product kernel's x86vector.avx512.dot;
+    # enable-amx: cuvil-amx-matmul's tile ops.
+    "convert-vector-to-llvm{enable-x86vector enable-amx}", "finalize-memref-to-llvm{use-generic-functions}",
     "convert-arith-to-llvm",
     "convert-index-to-llvm", "convert-cf-to-llvm", "convert-func-to-llvm", "convert-ub-to-llvm",
     "reconcile-unrealized-casts", "canonicalize", "cse",
 )
 
 
+#: The AMX schedule's marked tiles -> tile code (a no-op without them): on
+#: buffers, before the linalg ops left become loops.
+AMX = ("func.func(cuvil-amx-matmul)",)
+
+
 def lower_passes(num_threads: int = 1, profile: bool = False) -> Tuple[str, ...]:
     """Scheduled linalg on tensors -> LLVM dialect."""
-    return (*BUFFERIZE, *(PROFILE if profile else ()), "convert-linalg-to-loops", "cuvil-widen-bool-memrefs",
+    return (*BUFFERIZE, *AMX, *(PROFILE if profile else ()), "convert-linalg-to-loops", "cuvil-widen-bool-memrefs",
             *parallel_passes(num_threads), *TO_LLVM)
 
 

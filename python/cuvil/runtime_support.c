@@ -4,6 +4,10 @@
 #ifdef CUVIL_PROFILE
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 too */
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -208,3 +212,17 @@ void cuvil_profile_reset(void) {
   }
 }
 #endif /* CUVIL_PROFILE */
+
+/* ---- AMX tile state ----------------------------------------------------------
+ * Linux hands a process AMX's tile registers only once it asks
+ * (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)); until then the first
+ * tile instruction is SIGILL. Asked when the library is loaded, for the whole
+ * process (threads started later inherit it). The kernels use AMX only where
+ * the compile-time CPU features had it; elsewhere the request fails, harmlessly,
+ * and nothing asks again. */
+#if defined(__linux__) && defined(__x86_64__)
+__attribute__((constructor)) static void cuvilRequestAmxTiles(void) {
+  const long archReqXcompPerm = 0x1023, xfeatureXtiledata = 18;
+  (void)syscall(SYS_arch_prctl, archReqXcompPerm, xfeatureXtiledata);
+}
+#endif

@@ -19,7 +19,10 @@ their types have their weights packed into VNNI panels in the raise step
 (pack_entry) and matmul_dot_cpu schedules them first: bf16 x bf16 -> f32 as
 vdpbf16ps (AVX512-BF16, x86vector), int8 x int8 -> int32 as vpdpbusd
 (AVX512-VNNI; cuvil-unsigned-int8-lhs gives them the u8 x s8 form it
-multiplies). Elsewhere the fp32 kernels take bf16 operands (converted to f32,
+multiplies). On hosts with AMX, the matmul_dot_cpu entries @cuvil_amx_bf16 /
+@cuvil_amx_int8 take those of AMX's types before: forall tiles marked for
+cuvil-amx-matmul, which writes them as AMX tile code after bufferization
+(tdpbf16ps, tdpbusd on the same panels). Elsewhere the fp32 kernels take bf16 operands (converted to f32,
 FMAs) and int8 ones sign-extended to i32 (multiplies and adds).
 """
 from typing import FrozenSet, Tuple
@@ -34,6 +37,11 @@ DEFAULT_SCHEDULE = (("matmul_cpu", "__transform_main"),
 #: Before DEFAULT_SCHEDULE where a dot-product kernel applies.
 DOT_SCHEDULE = (("matmul_dot_cpu", "__transform_main"),)
 
+#: Before DOT_SCHEDULE on AMX hosts: the VNNI matmuls of the tile unit's types
+#: as AMX tiles (marked here, written as tile code by cuvil-amx-matmul).
+AMX_BF16_SCHEDULE = (("matmul_dot_cpu", "cuvil_amx_bf16"),)
+AMX_INT8_SCHEDULE = (("matmul_dot_cpu", "cuvil_amx_int8"),)
+
 #: pack_cpu.mlir entry points (run in the raise step): B panels for the FMA
 #: kernels; with the dot-product kernels also VNNI panels for the matmuls of
 #: their types: (bf16 dot, int8 dot) -> entry.
@@ -42,6 +50,16 @@ PACK_ENTRIES = {(False, False): PACK_ENTRY,
                 (True, False): "cuvil_pack_matmul_rhs_bf16_vnni",
                 (False, True): "cuvil_pack_matmul_rhs_int8_vnni",
                 (True, True): "cuvil_pack_matmul_rhs_bf16_int8_vnni"}
+
+
+def amx_bf16(features: FrozenSet[str]) -> bool:
+    """Whether bf16 matmuls run on AMX tiles (tdpbf16ps)."""
+    return {"amx_tile", "amx_bf16"} <= features
+
+
+def amx_int8(features: FrozenSet[str]) -> bool:
+    """Whether int8 matmuls run on AMX tiles (tdpbusd)."""
+    return {"amx_tile", "amx_int8"} <= features
 
 
 def bf16_dot_product(features: FrozenSet[str]) -> bool:
@@ -57,11 +75,15 @@ def int8_dot_product(features: FrozenSet[str]) -> bool:
 def default_schedule(features: FrozenSet[str]) -> Tuple[Tuple[str, str], ...]:
     """The default schedule for a target with these CPU features."""
     dot = bf16_dot_product(features) or int8_dot_product(features)
-    return (DOT_SCHEDULE if dot else ()) + DEFAULT_SCHEDULE
+    return ((AMX_BF16_SCHEDULE if amx_bf16(features) else ()) + (AMX_INT8_SCHEDULE if amx_int8(features) else ())
+            + (DOT_SCHEDULE if dot else ()) + DEFAULT_SCHEDULE)
 
 
 def pack_entry(features: FrozenSet[str]) -> str:
-    return PACK_ENTRIES[bf16_dot_product(features), int8_dot_product(features)]
+    """The raise step's packing: VNNI panels for the types a dot-product or
+    AMX kernel takes (both read the same panels)."""
+    return PACK_ENTRIES[bf16_dot_product(features) or amx_bf16(features),
+                        int8_dot_product(features) or amx_int8(features)]
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):

@@ -211,18 +211,24 @@ def test_dynamo_backend_precision_option():
 
 
 
-@pytest.mark.parametrize("features", ["", "-avx512_bf16"], ids=["host", "no-avx512_bf16"])
-def test_bf16_kernel_is_picked_from_the_cpu_features(features, monkeypatch):
-    """The dot-product kernel where the (possibly edited) features have
-    AVX512-BF16, the f32-FMA fallback where not; both match eager."""
-    if "avx512_bf16" not in cpu_features.features("") and not features:
-        pytest.skip("host CPU has no avx512_bf16: only the fallback can run here")
+@pytest.mark.parametrize("features,kernel", [
+    ("", "amx"), ("-amx", "dot"), ("-amx,-avx512_bf16", "fma")], ids=["host", "no-amx", "no-avx512_bf16"])
+def test_bf16_kernel_is_picked_from_the_cpu_features(features, kernel, monkeypatch):
+    """AMX tiles where the (possibly edited) features have AMX-BF16, the
+    dot-product kernel where they have AVX512-BF16, the f32-FMA fallback
+    elsewhere; each matches eager."""
+    host = cpu_features.features("")
+    needs = {"amx": {"amx_tile", "amx_bf16"}, "dot": {"avx512_bf16"}, "fma": set()}[kernel]
+    if not needs <= host:
+        pytest.skip(f"host CPU lacks {sorted(needs - host)}: the {kernel} kernel cannot run here")
     monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     model32, make = MODELS["mlp"]
     x = make()
     fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
-    dot = "llvm.x86.avx512bf16.dpbf16ps.512" in fast.last_signature.ir["llvm_ir"]
-    assert dot == (features == ""), features
+    llvm_ir = fast.last_signature.ir["llvm_ir"]
+    used = {"amx": "llvm.x86.tdpbf16ps.internal" in llvm_ir,
+            "dot": "llvm.x86.avx512bf16.dpbf16ps.512" in llvm_ir}
+    assert used == {"amx": kernel == "amx", "dot": kernel == "dot"}, (features, used)
     with torch.no_grad():
         ref = model32(x)
     rel = _max_error(fast(x), ref) / float(ref.abs().max())

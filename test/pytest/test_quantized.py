@@ -20,6 +20,7 @@ import models
 pytest.importorskip("torchao", reason="PT2E quantization needs torchao (pip install cuvil[quant])")
 
 HAS_VNNI = "avx512_vnni" in cpu_features.features("")
+HAS_AMX_INT8 = {"amx_tile", "amx_int8"} <= cpu_features.features("")
 
 
 def pt2e(model, example, calibration, dynamic=False):
@@ -157,13 +158,15 @@ class _IntMatmul(torch.nn.Module):
 
 
 @pytest.mark.parametrize("features", [
-    pytest.param("", marks=pytest.mark.skipif(not HAS_VNNI, reason="host CPU has no avx512_vnni (vpdpbusd)")),
-    "-avx512_vnni"], ids=["vnni", "no-vnni"])
+    pytest.param("", marks=pytest.mark.skipif(not HAS_AMX_INT8, reason="host CPU has no AMX-INT8")),
+    pytest.param("-amx", marks=pytest.mark.skipif(not HAS_VNNI, reason="host CPU has no avx512_vnni (vpdpbusd)")),
+    "-avx512_vnni,-amx"], ids=["amx", "vnni", "no-vnni"])
 @pytest.mark.parametrize("m,k,n", [(32, 256, 192), (17, 100, 130), (5, 64, 48)])
 def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     """int8 x int8 -> int32 with the extreme values (the products' range), on
-    the packed kernel (M >= 16, N >= 128: vpdpbusd where the host has it,
-    K = 100 padded to quads), its row remainder, and the plain one."""
+    the packed kernels (M >= 16, N >= 128: AMX tiles or vpdpbusd where the
+    host has them, K = 100 padded to quads; AMX: 16-row blocks and the last
+    row through a 16-row buffer), their row remainder, and the plain one."""
     monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     g = torch.Generator().manual_seed(0)
     w = torch.randint(-128, 128, (k, n), dtype=torch.int8, generator=g)
@@ -173,11 +176,17 @@ def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     fast = cuvil.compile(_IntMatmul(w))
     want = a.to(torch.int32) @ w.to(torch.int32)
     assert torch.equal(fast(a), want)
-    # Scheduled, not left to scalar loops: the products are vector code.
+    packed = m >= 16 and n >= 128
     kernel = fast.stage_ir("scheduled")
+    if features == "" and packed:
+        # Marked for cuvil-amx-matmul, which writes it as tile code.
+        assert "cuvil.amx" in kernel
+        assert "llvm.x86.tdpbusd.internal" in fast.last_signature.ir["llvm_ir"]
+        return
+    # Scheduled, not left to scalar loops: the products are vector code.
     assert not re.search(r"arith\.muli [^\n]*: i32\n", kernel)
     dots = "cuvil.x86.dot_u8s8" in kernel
-    assert dots == (features == "" and m >= 16 and n >= 128)
+    assert dots == (features == "-amx" and packed)
     assert dots or re.search(r"arith\.muli[^\n]*vector<", kernel)
 
 

@@ -3,6 +3,7 @@
 #define CUVIL_TRANSFORMS_PASSES_H
 
 #include "cuvil/Dialect/CuvilOps.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

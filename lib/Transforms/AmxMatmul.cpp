@@ -1,0 +1,344 @@
+//===- AmxMatmul.cpp - VNNI-packed matmul tiles on AMX ---------------------===//
+// On hosts with AMX, transform_scripts/matmul_dot_cpu.mlir (@cuvil_amx_*)
+// tiles each VNNI-packed contraction
+//
+//   C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]    (v = 2: bf16 -> f32,
+//                                                       v = 4: u8 x s8 -> i32)
+//
+// into scf.forall tiles of rows x panels and marks the tile's linalg.generic
+// `cuvil.amx`. After bufferization this pass writes each marked op as AMX
+// tile code. The packed layouts already are what the tile unit reads: a
+// 16-row tile of A is 16 rows of 64 bytes (16 k groups of v) with A's row
+// stride, a tile of B 16 k groups of 16 columns (64 bytes) with the panel's
+// k-group stride, an accumulator 16 rows of 16 columns with C's row stride.
+// No repacking.
+//
+// Per panel and half panel (32 columns: 2 accumulator tiles), blocks of 32
+// rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8 tile registers), then
+// one block of 16 rows; the last rows % 16 are copied to a 16-row buffer
+// (the tile unit reads and writes 16 whole rows). All tiles have the one
+// shape 16 x 64 bytes (see emit()). K runs in chunks of
+// kStepsPerChunk tile products, unrolled; the accumulators are loaded from C
+// before a chunk and stored after it. They are not carried across an scf.for
+// instead: a loop-carried !amx.tile becomes a block argument that
+// convert-cf-to-llvm cannot type (upstream's AMX type conversion lives in
+// convert-vector-to-llvm only). With 16 products per chunk, the accumulators'
+// round trip through L1 is 1 load and 1 store per 16 tile products.
+// K that is not a multiple of 16 k groups ends in one product of tiles read
+// from zero-padded copies of A's and B's last groups.
+//===----------------------------------------------------------------------===//
+#include "cuvil/Transforms/Passes.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::cuvil {
+#define GEN_PASS_DEF_CUVILAMXMATMUL
+#include "cuvil/Dialect/CuvilPasses.h.inc"
+} // namespace mlir::cuvil
+
+using namespace mlir;
+
+namespace {
+
+/// The attribute the schedule puts on the tiles this pass rewrites.
+constexpr StringLiteral kAmxMarker = "cuvil.amx";
+/// Rows of every tile; bytes of every tile row (the palette-1 maximum).
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileRowBytes = 64;
+/// Columns per panel of the VNNI packing (pack_cpu.mlir).
+constexpr int64_t kPanel = 64;
+/// Tile products per K chunk between the accumulators' loads and stores.
+constexpr int64_t kStepsPerChunk = 16;
+
+/// The operands of one marked contraction, checked.
+struct AmxContraction {
+  Value a, b, c;
+  int64_t kGroups; // k / v
+  int64_t vnni;    // v
+  Type inType, accType;
+  bool zextLhs = false, zextRhs = false;
+};
+
+bool extendsUnsigned(Block &body, unsigned argIndex) {
+  for (Operation *user : body.getArgument(argIndex).getUsers())
+    if (isa<arith::ExtUIOp>(user))
+      return true;
+  return false;
+}
+
+FailureOr<AmxContraction> match(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 5)
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  // Loops [p, m, 64, k/v, v] (the schedule's interchange).
+  SmallVector<AffineMap> expected = {AffineMap::get(5, 0, {d1, d3, d4}, ctx),
+                                     AffineMap::get(5, 0, {d0, d3, d2, d4}, ctx),
+                                     AffineMap::get(5, 0, {d1, d0, d2}, ctx)};
+  if (op.getIndexingMapsArray() != expected)
+    return failure();
+  AmxContraction mm;
+  mm.a = op.getDpsInputOperand(0)->get();
+  mm.b = op.getDpsInputOperand(1)->get();
+  mm.c = op.getDpsInitOperand(0)->get();
+  auto aType = cast<MemRefType>(mm.a.getType());
+  auto bType = cast<MemRefType>(mm.b.getType());
+  auto cType = cast<MemRefType>(mm.c.getType());
+  mm.inType = aType.getElementType();
+  mm.accType = cType.getElementType();
+  mm.kGroups = aType.getDimSize(1);
+  mm.vnni = aType.getDimSize(2);
+  bool bf16 = mm.inType.isBF16() && bType.getElementType().isBF16() && mm.accType.isF32() && mm.vnni == 2;
+  bool int8 = mm.inType.isInteger(8) && bType.getElementType().isInteger(8) && mm.accType.isInteger(32) &&
+              mm.vnni == 4;
+  if (!(bf16 || int8) || ShapedType::isDynamic(mm.kGroups) || bType.getDimSize(1) != mm.kGroups ||
+      bType.getDimSize(2) != kPanel || bType.getDimSize(3) != mm.vnni || cType.getDimSize(2) != kPanel)
+    return failure();
+  // Every row of a tile is contiguous: the innermost dimensions have unit
+  // stride (A's k groups, B's columns, C's columns).
+  if (!aType.areTrailingDimsContiguous(2) || !bType.areTrailingDimsContiguous(2) ||
+      !cType.areTrailingDimsContiguous(1))
+    return failure();
+  if (int8) {
+    mm.zextLhs = extendsUnsigned(*op.getBlock(), 0);
+    mm.zextRhs = extendsUnsigned(*op.getBlock(), 1);
+  }
+  return mm;
+}
+
+/// Where a block's products read A: rows of `mem` with `stride`, K groups
+/// from `k0` (the K tail: a zero-padded buffer and its offset).
+struct ASource {
+  Value mem, stride;
+  Value tail, tailStride, tailK0;
+};
+
+/// Emits the tile code of one contraction in place of `op`.
+class AmxEmitter {
+public:
+  AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm) : b(b), loc(loc), mm(mm) {}
+
+  void emit() {
+    Value c0 = index(0);
+    Value rows = memref::DimOp::create(b, loc, mm.a, 0);
+    Value panels = memref::DimOp::create(b, loc, mm.b, 0);
+    Value cStride = stride(mm.c, 0);
+    bStride = stride(mm.b, 1);
+    Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
+    // The K tail (kGroups % 16 groups), zero-padded to a whole tile: every
+    // tile then has the one shape 16 x 64 bytes. LLVM fixes a tile
+    // register's shape per function, so tiles of a second shape next to four
+    // live accumulators run out of registers.
+    ASource a{mm.a, stride(mm.a, 0), {}, {}, {}};
+    if (tailGroups() > 0) {
+      a.tail = zeroed(MemRefType::get({ShapedType::kDynamic, kTileRows, mm.vnni}, mm.inType), rows);
+      a.tailStride = index(kTileRows * mm.vnni);
+      a.tailK0 = c0;
+      copy(mm.a, {c0, index(fullGroups()), c0}, {rows, index(tailGroups()), index(mm.vnni)}, a.tail,
+           {c0, c0, c0});
+      bTail = zeroed(MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType), {});
+    }
+    auto panelLoop = scf::ForOp::create(b, loc, c0, panels, index(1));
+    b.setInsertionPointToStart(panelLoop.getBody());
+    Value p = panelLoop.getInductionVar();
+    if (bTail)
+      copy(mm.b, {p, index(fullGroups()), c0, c0}, {index(1), index(tailGroups()), index(kPanel), index(mm.vnni)},
+           bTail, {c0, c0, c0, c0});
+    auto halfLoop = scf::ForOp::create(b, loc, c0, index(kPanel), index(32));
+    b.setInsertionPointToStart(halfLoop.getBody());
+    Value h = halfLoop.getInductionVar();
+    auto cIndices = [&](Value row, Value col) -> SmallVector<Value> {
+      return {row, p, arith::AddIOp::create(b, loc, h, col)};
+    };
+    // Blocks of 32 rows, then of 16.
+    for (auto [from, to, rowTiles] : {std::tuple{c0, rows32, 2}, std::tuple{rows32, rows16, 1}}) {
+      auto rowLoop = scf::ForOp::create(b, loc, from, to, index(rowTiles * kTileRows));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(rowLoop.getBody());
+      block(rowTiles, rowLoop.getInductionVar(), a, p, h, mm.c, cStride, cIndices);
+    }
+    // The last rows % 16 through 16-row buffers.
+    Value hasRest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows16, rows);
+    auto ifRest = scf::IfOp::create(b, loc, hasRest, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifRest.getThenRegion().front());
+    restRows(rows16, arith::SubIOp::create(b, loc, rows, rows16), p, h);
+    b.setInsertionPointAfter(panelLoop);
+    for (Value buffer : {a.tail, bTail})
+      if (buffer)
+        memref::DeallocOp::create(b, loc, buffer);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  const AmxContraction &mm;
+  Value bStride;
+  Value bTail; // [1][16][64][v]: the current panel's K tail, zero-padded
+
+  int64_t fullGroups() const { return mm.kGroups - tailGroups(); }
+  int64_t tailGroups() const { return mm.kGroups % kTileRows; }
+
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  Value roundDown(Value v, int64_t multiple) {
+    Value rem = arith::RemUIOp::create(b, loc, v, index(multiple));
+    return arith::SubIOp::create(b, loc, v, rem);
+  }
+
+  /// Stride (in elements) of dimension `dim` of a memref.
+  Value stride(Value memref, unsigned dim) {
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+    return meta.getStrides()[dim];
+  }
+
+  /// A new buffer of `type` (`dynamicSizes` for its ? dims) filled with zeros.
+  Value zeroed(MemRefType type, ValueRange dynamicSizes) {
+    Value buffer = memref::AllocOp::create(b, loc, type, dynamicSizes);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    linalg::FillOp::create(b, loc, zero, buffer);
+    return buffer;
+  }
+
+  /// Copies the box of `sizes` at `from` in `src` to `to` in `dst`.
+  void copy(Value src, ArrayRef<Value> from, ArrayRef<Value> sizes, Value dst, ArrayRef<Value> to) {
+    SmallVector<OpFoldResult> unit(sizes.size(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizesOfr = getAsOpFoldResult(sizes);
+    Value s = memref::SubViewOp::create(b, loc, src, getAsOpFoldResult(from), sizesOfr, unit);
+    Value d = memref::SubViewOp::create(b, loc, dst, getAsOpFoldResult(to), sizesOfr, unit);
+    linalg::CopyOp::create(b, loc, s, d);
+  }
+
+  amx::TileType tile(Type elem) {
+    int64_t cols = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
+    return amx::TileType::get({kTileRows, cols}, elem);
+  }
+
+  /// rowTiles x 2 accumulators for the rows [m, m + 16 rowTiles) of A / C
+  /// and the half panel (p, h); `cIndices(row, col)` addresses C.
+  void block(int rowTiles, Value m, const ASource &a, Value p, Value h, Value c, Value cStride,
+             const std::function<SmallVector<Value>(Value, Value)> &cIndices) {
+    amx::TileType inTile = tile(mm.inType), accTile = tile(mm.accType);
+    auto rowOf = [&](int i) { return arith::AddIOp::create(b, loc, m, index(i * kTileRows)).getResult(); };
+    auto colOf = [&](int j) { return index(j * kTileRows); };
+    // One product: A's rows at K group k of `aMem`, B's 16 groups at
+    // (bMem, bPanel, bK) with `bStrideNow`.
+    auto product = [&](SmallVector<Value> &acc, Value aMem, Value aStride, Value aK, Value bMem, Value bPanel,
+                       Value bK, Value bStrideNow) {
+      SmallVector<Value> as, bs;
+      for (int i = 0; i < rowTiles; ++i)
+        as.push_back(amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{rowOf(i), aK, index(0)}, aStride));
+      for (int j = 0; j < 2; ++j) {
+        Value col = arith::AddIOp::create(b, loc, h, colOf(j));
+        bs.push_back(
+            amx::TileLoadOp::create(b, loc, inTile, bMem, ValueRange{bPanel, bK, col, index(0)}, bStrideNow));
+      }
+      for (int i = 0; i < rowTiles; ++i)
+        for (int j = 0; j < 2; ++j) {
+          Value &accIJ = acc[i * 2 + j];
+          if (mm.accType.isF32())
+            accIJ = amx::TileMulFOp::create(b, loc, accTile, as[i], bs[j], accIJ);
+          else
+            accIJ = amx::TileMulIOp::create(b, loc, accTile, as[i], bs[j], accIJ,
+                                            mm.zextLhs ? b.getUnitAttr() : UnitAttr(),
+                                            mm.zextRhs ? b.getUnitAttr() : UnitAttr());
+        }
+    };
+    auto mainProduct = [&](SmallVector<Value> &acc, Value k) {
+      product(acc, a.mem, a.stride, k, mm.b, p, k, bStride);
+    };
+    auto loadAcc = [&]() {
+      SmallVector<Value> acc;
+      for (int i = 0; i < rowTiles; ++i)
+        for (int j = 0; j < 2; ++j)
+          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), colOf(j)), cStride));
+      return acc;
+    };
+    auto storeAcc = [&](ArrayRef<Value> acc) {
+      for (int i = 0; i < rowTiles; ++i)
+        for (int j = 0; j < 2; ++j)
+          amx::TileStoreOp::create(b, loc, c, cIndices(rowOf(i), colOf(j)), acc[i * 2 + j], cStride);
+    };
+    // Whole chunks of kStepsPerChunk products in a loop, the rest unrolled.
+    int64_t fullSteps = fullGroups() / kTileRows;
+    int64_t chunks = fullSteps / kStepsPerChunk, tailSteps = fullSteps % kStepsPerChunk;
+    if (chunks > 0) {
+      auto kLoop = scf::ForOp::create(b, loc, index(0), index(chunks * kStepsPerChunk * kTileRows),
+                                      index(kStepsPerChunk * kTileRows));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      SmallVector<Value> acc = loadAcc();
+      for (int64_t s = 0; s < kStepsPerChunk; ++s)
+        mainProduct(acc, arith::AddIOp::create(b, loc, kLoop.getInductionVar(), index(s * kTileRows)));
+      storeAcc(acc);
+    }
+    if (tailSteps > 0 || tailGroups() > 0) {
+      SmallVector<Value> acc = loadAcc();
+      int64_t k0 = chunks * kStepsPerChunk * kTileRows;
+      for (int64_t s = 0; s < tailSteps; ++s)
+        mainProduct(acc, index(k0 + s * kTileRows));
+      if (tailGroups() > 0)
+        product(acc, a.tail, a.tailStride, a.tailK0, bTail, index(0), index(0), index(kPanel * mm.vnni));
+      storeAcc(acc);
+    }
+  }
+
+  /// Rows [m, m + count), count < 16: A's rows and C's half-panel rows
+  /// copied into 16-row buffers (A's with its K padded to whole tiles, as
+  /// the tail buffer), one block, C's rows copied back.
+  void restRows(Value m, Value count, Value p, Value h) {
+    Value c0 = index(0);
+    int64_t paddedGroups = fullGroups() + (tailGroups() > 0 ? kTileRows : 0);
+    Value aBuf = zeroed(MemRefType::get({kTileRows, paddedGroups, mm.vnni}, mm.inType), {});
+    Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, 32}, mm.accType));
+    copy(mm.a, {m, c0, c0}, {count, index(mm.kGroups), index(mm.vnni)}, aBuf, {c0, c0, c0});
+    // C[m : m + count][p][h : h + 32] <-> cBuf[0 : count][0 : 32].
+    SmallVector<OpFoldResult> unit(3, b.getIndexAttr(1));
+    Value cRows = memref::SubViewOp::create(b, loc, mm.c, getAsOpFoldResult(ValueRange{m, p, h}),
+                                            SmallVector<OpFoldResult>{count, b.getIndexAttr(1), b.getIndexAttr(32)},
+                                            unit);
+    cRows = memref::CollapseShapeOp::create(b, loc, cRows, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+    Value cBufRows = memref::SubViewOp::create(b, loc, cBuf, getAsOpFoldResult(ValueRange{c0, c0}),
+                                               SmallVector<OpFoldResult>{count, b.getIndexAttr(32)},
+                                               SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
+    linalg::CopyOp::create(b, loc, cRows, cBufRows);
+    Value aStride = index(paddedGroups * mm.vnni);
+    ASource a{aBuf, aStride, aBuf, aStride, index(fullGroups())};
+    auto bufIndices = [&](Value row, Value col) -> SmallVector<Value> { return {row, col}; };
+    block(1, c0, a, p, h, cBuf, index(32), bufIndices);
+    linalg::CopyOp::create(b, loc, cBufRows, cRows);
+    memref::DeallocOp::create(b, loc, aBuf);
+    memref::DeallocOp::create(b, loc, cBuf);
+  }
+};
+
+struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::GenericOp> marked;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(kAmxMarker))
+        marked.push_back(op);
+    });
+    for (linalg::GenericOp op : marked) {
+      FailureOr<AmxContraction> mm = match(op);
+      if (failed(mm)) {
+        // The schedule marks only the VNNI contractions it tiled; anything
+        // else (a dynamic K) is left to the loops and said so.
+        op->emitRemark("cuvil-amx-matmul: not a static-K VNNI-packed contraction on "
+                       "buffers; left to scalar loops");
+        op->removeAttr(kAmxMarker);
+        continue;
+      }
+      OpBuilder b(op);
+      AmxEmitter(b, op.getLoc(), *mm).emit();
+      op.erase();
+    }
+  }
+};
+} // namespace

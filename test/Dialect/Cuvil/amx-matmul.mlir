@@ -1,0 +1,110 @@
+// RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul))' | FileCheck %s
+// The AMX schedule's marked tiles, C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]
+// on buffers, become AMX tile code reading the packed operands in place.
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// bf16, K = 48 (24 k pairs): one product of 16 pairs, then one of the last
+// 8 read from zero-padded copies (every tile is 16 x 64 bytes); blocks of 32
+// and 16 rows, the rest through 16-row buffers.
+// CHECK-LABEL: func.func @bf16
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[ATAIL:.*]] = memref.alloc(%{{.*}}) : memref<?x16x2xbf16>
+// CHECK:         linalg.fill {{.*}} outs(%[[ATAIL]]
+// CHECK:         linalg.copy
+// CHECK:         %[[BTAIL:.*]] = memref.alloc() : memref<1x16x64x2xbf16>
+// CHECK:         scf.for
+// CHECK:           linalg.copy
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK-COUNT-4:       amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
+// CHECK:               amx.tile_load %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK:               amx.tile_load %[[ATAIL]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %[[BTAIL]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-COUNT-4:       amx.tile_store
+// CHECK:             scf.for
+// CHECK-COUNT-2:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>
+// CHECK:             scf.if
+// CHECK:               memref.alloc() : memref<16x32x2xbf16>
+// CHECK:               memref.alloc() : memref<16x32xf32>
+// CHECK:               linalg.copy
+// CHECK:               amx.tile_mulf
+// CHECK:               linalg.copy
+// CHECK:         memref.dealloc %[[ATAIL]]
+// CHECK:         memref.dealloc %[[BTAIL]]
+func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
+                %B: memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>>,
+                %C: memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>, memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>>)
+      outs(%C : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// int8 after cuvil-unsigned-int8-lhs (u8 x s8), K = 1024 (256 quads): one
+// chunk of 16 products (x 4 accumulators) in a loop, the accumulators loaded
+// before it and stored after it.
+// CHECK-LABEL: func.func @u8s8
+// CHECK:         scf.for
+// CHECK-COUNT-4:   amx.tile_load {{.*}} into !amx.tile<16x16xi32>
+// CHECK-COUNT-64:  amx.tile_muli %{{.*}} zext, %{{.*}}, %{{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK-NOT:       amx.tile_muli
+// CHECK:           amx.tile_store
+func.func @u8s8(%A: memref<64x256x4xi8>, %B: memref<4x256x64x4xi8>, %C: memref<64x4x64xi32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<64x256x4xi8>, memref<4x256x64x4xi8>) outs(%C : memref<64x4x64xi32>) attrs = {cuvil.amx} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// A dynamic K: not tile code (the tile types carry K); said so, left as is.
+// CHECK-LABEL: func.func @dynamic_k
+// CHECK:         linalg.generic
+// CHECK-NOT:     cuvil.amx
+func.func @dynamic_k(%A: memref<64x?x2xbf16>, %B: memref<4x?x64x2xbf16>, %C: memref<64x4x64xf32>) {
+  // expected-remark @below {{not a static-K VNNI-packed contraction}}
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<64x?x2xbf16>, memref<4x?x64x2xbf16>) outs(%C : memref<64x4x64xf32>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
