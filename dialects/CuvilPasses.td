@@ -178,6 +178,10 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
     through 16-row buffers. A marked op that is not such a contraction gets
     a remark and stays a loop nest.
   }];
+  let options = [
+    Option<"prefetchGroups", "prefetch-groups", "int64_t", /*default=*/"64",
+           "K groups ahead of the current product to prefetch B's rows (0: none)">
+  ];
   let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];

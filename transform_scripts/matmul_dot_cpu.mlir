@@ -66,6 +66,20 @@
 //   DOT_RM = 4                rows of the register tile: 16 accumulators.
 //                             2, 4, 6 or 8 (the row loop's unroll factors).
 // Measurements behind the defaults are in benchmarks/README.md.
+//
+// AMX (hosts with AMX-BF16 / AMX-INT8; entries @cuvil_amx_bf16 and
+// @cuvil_amx_int8, run before @__transform_main so they take those matmuls
+// first): the same packed contractions, interchanged to [n/64, m, 64, k/v, v],
+// tiled by scf.forall into AMX_TNP panels x AMX_TM rows with the init fused,
+// and the tile's linalg.generic annotated `cuvil.amx`. Nothing else is done
+// here: after bufferization, cuvil-amx-matmul (lib/Transforms/AmxMatmul.cpp)
+// writes each marked op as tile code (tdpbf16ps / tdpbusd, 16 x 64-byte
+// tiles read straight from the packed layouts), and convert-vector-to-llvm
+// {enable-amx} lowers it. A marked op that pass cannot take (dynamic K) gets
+// a remark and runs as loops.
+//   AMX_TNP = 4, AMX_TM = 64  scf.forall tile: 4 panels (256 columns: 1 MB of
+//                             B for K = 3072 bf16, within L2) x 64 rows (two
+//                             32-row blocks of 2 x 2 accumulators).
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 

@@ -550,6 +550,11 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels), "
              "and `schedule` starts with "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ".\n",
+             "### on hosts with AMX-BF16 / AMX-INT8\n",
+             "`schedule` runs "
+             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.AMX_BF16_SCHEDULE + scheduling.AMX_INT8_SCHEDULE)
+             + " first: their matmul tiles are marked `cuvil.amx`, and `cuvil-amx-matmul` in `lower` "
+             "writes them as AMX tile code; the runtime library asks Linux for the tile state when it loads.\n",
              "### with profile=True\n",
              "`" + "`, `".join(PROFILE) + "` right after the bufferization passes; `-DCUVIL_PROFILE` at link.\n",
              MARKDOWN_END]

@@ -1,4 +1,6 @@
 // RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul))' | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{prefetch-groups=0}))' | FileCheck %s --check-prefix=NOPF
+// NOPF-NOT: memref.prefetch
 // The AMX schedule's marked tiles, C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]
 // on buffers, become AMX tile code reading the packed operands in place.
 
@@ -24,6 +26,12 @@
 // CHECK:               amx.tile_load %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK:               amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// The B rows 64 groups ahead, clamped to B's last 16 of 24 groups.
+// CHECK:               %[[AHEAD:.*]] = arith.minsi %{{.*}}, %c8
+// CHECK:               %[[ROW:.*]] = arith.addi %[[AHEAD]], %c0
+// CHECK:               memref.prefetch %arg1[%{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK-COUNT-31:      memref.prefetch %arg1
+// CHECK-NOT:           memref.prefetch
 // CHECK:               amx.tile_load %[[ATAIL]]{{.*}} into !amx.tile<16x32xbf16>
 // CHECK:               amx.tile_load %[[BTAIL]]{{.*}} into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
