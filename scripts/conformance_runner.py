@@ -90,8 +90,8 @@ class Worker:
 
 def run_all(script: str, names, jobs: int, timeout: float) -> dict:
     """name -> result, `jobs` workers of `script` at a time, builds in a fresh
-    cache keyed on their IR (a case's module may differ from the last one only
-    in what its forward closes over, which the structural key cannot see),
+    cache keyed on their IR (each case is built once: the structural warm-start
+    index would only add entries no later case reads),
     one thread per compiled call."""
     cache = tempfile.mkdtemp(prefix="cuvil-conformance-")
     env = dict(os.environ, CUVIL_CACHE_DIR=cache, CUVIL_CACHE_STRUCTURAL="0", CUVIL_NUM_THREADS="1",

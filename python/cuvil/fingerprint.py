@@ -10,9 +10,13 @@ type and extra_repr (layer sizes, eps, ...), its plain attributes (ints,
 floats, strings, flags) and small tensor attributes (inlined into the IR),
 every HF config, the names, shapes and dtypes of parameters and buffers
 (not their values: weights are runtime arguments), input shapes and dtypes,
-and the options (library versions, host CPU, dynamic dims). Code paths
-steered by state outside the model (globals, environment) are not seen; set
-CUVIL_CACHE_STRUCTURAL=0 to always re-import and key on the IR instead.
+and the options (library versions, host CPU, dynamic dims). Functions a
+module holds (`self.act = F.gelu`, a lambda, a partial) and the variables
+the methods of a class defined inside a function close over are keyed by
+their code and values (see _describe): two modules of one class that differ
+only there compile to different code. Code paths steered by state outside
+the model (globals, environment) are not seen; set CUVIL_CACHE_STRUCTURAL=0
+to always re-import and key on the IR instead.
 """
 import hashlib
 import os
@@ -68,7 +72,8 @@ INLINE_MAX_BYTES = 65536
 def _attributes(module):
     """What torch.export bakes into the IR from `module`'s own state besides
     its parameters and buffers: plain values (head counts, eps, flags; tuples
-    and lists of them) and small tensor attributes (their contents)."""
+    and lists of them), small tensor attributes (their contents), and what
+    else it holds as _describe writes it (functions, dtypes, configs)."""
     import torch
     parts = []
     for key, value in sorted(vars(module).items()):
@@ -78,11 +83,92 @@ def _attributes(module):
                                          and all(isinstance(v, _PLAIN) for v in value)):
             parts.append(f"{key}={value!r}")
         elif isinstance(value, torch.Tensor):
-            t = value.detach()
-            data = t.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
-                if t.numel() * t.element_size() <= INLINE_MAX_BYTES else b""
-            parts.append(f"{key}:{tuple(t.shape)}:{t.dtype}:{hashlib.sha256(data).hexdigest()}")
+            parts.append(f"{key}:{_tensor_digest(value)}")
+        else:   # functions (self.act = F.gelu), dtypes, configs, other objects
+            parts.append(f"{key}={_describe(value)}")
     return parts
+
+
+def _tensor_digest(value) -> str:
+    """Shape, dtype and (up to INLINE_MAX_BYTES, what the importer inlines) contents."""
+    import torch
+    t = value.detach()
+    data = t.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
+        if t.numel() * t.element_size() <= INLINE_MAX_BYTES else b""
+    return f"{tuple(t.shape)}:{t.dtype}:{hashlib.sha256(data).hexdigest()}"
+
+
+def _describe(value, depth: int = 0) -> str:
+    """A text that differs when `value` would make torch.export trace other
+    code: a function by its code, defaults and the values it closes over, a
+    builtin or torch op by its name, a partial by its function and arguments,
+    containers by their items. Anything else by its type and repr: when that
+    repr holds an address the key is only good within this process (a
+    cold build in the next one, never a wrong library)."""
+    import functools
+    import types
+    import torch
+    if depth > 6:
+        return "..."
+    if isinstance(value, _PLAIN):
+        return repr(value)
+    if isinstance(value, torch.Tensor):
+        return f"tensor:{_tensor_digest(value)}"
+    if isinstance(value, (tuple, list)):
+        return f"{type(value).__name__}(" + ",".join(_describe(v, depth + 1) for v in value) + ")"
+    if isinstance(value, dict):
+        return "dict(" + ",".join(f"{_describe(k, depth + 1)}:{_describe(v, depth + 1)}"
+                                  for k, v in value.items()) + ")"
+    if isinstance(value, functools.partial):
+        return (f"partial({_describe(value.func, depth + 1)},{_describe(value.args, depth + 1)},"
+                f"{_describe(value.keywords, depth + 1)})")
+    if isinstance(value, types.MethodType):
+        return f"method({type(value.__self__).__qualname__},{_describe(value.__func__, depth + 1)})"
+    if isinstance(value, types.FunctionType):
+        code = _code_digest(value.__code__)
+        cells = [c.cell_contents if c.cell_contents is not value else "<self>"
+                 for c in (value.__closure__ or ()) if _cell_is_set(c)]
+        return (f"function({value.__module__}.{value.__qualname__},{code},"
+                f"{_describe(value.__defaults__, depth + 1)},{_describe(value.__kwdefaults__, depth + 1)},"
+                f"{_describe(cells, depth + 1)})")
+    if isinstance(value, torch.nn.Module):
+        return f"module({type(value).__qualname__}," + ",".join(_attributes(value)) + ")"
+    if isinstance(value, type):
+        return f"class({_class_source(value)})"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    module = getattr(value, "__module__", None)
+    if name and module and callable(value):   # builtins (torch.amax), torch ops, ufuncs
+        return f"{module}.{name}:{value!r}"
+    return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
+
+
+def _code_digest(code) -> str:
+    """A code object's instructions, constants and names, not where it sits
+    in its file (line and column tables)."""
+    import types
+    h = hashlib.sha256(code.co_code)
+    for const in code.co_consts:
+        h.update((_code_digest(const) if isinstance(const, types.CodeType) else repr(const)).encode())
+    h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
+                   code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode())
+    return h.hexdigest()
+
+
+def _cell_is_set(cell) -> bool:
+    try:
+        cell.cell_contents
+        return True
+    except ValueError:   # a closure variable not yet assigned
+        return False
+
+
+def _closures(cls) -> str:
+    """For a class defined inside a function: the values its methods close
+    over (its source file is the same for every call of that function)."""
+    if "<locals>" not in cls.__qualname__:
+        return ""
+    return ",".join(f"{attr}={_describe(fn)}" for attr, fn in sorted(vars(cls).items())
+                    if callable(fn) and hasattr(fn, "__code__"))
 
 
 def enabled() -> bool:
@@ -117,7 +203,7 @@ def structural_key(model, signature, options) -> str:
             configs.add(id(config))
             feed(config.to_json_string())
     for qualname in sorted(classes):
-        feed(qualname, _class_source(classes[qualname]))
+        feed(qualname, _class_source(classes[qualname]), _closures(classes[qualname]))
     for name, tensor in list(model.named_parameters()) + list(model.named_buffers()):
         feed(name, tuple(tensor.shape), tensor.dtype)
     for shape, dtype in signature:

@@ -77,6 +77,58 @@ def test_models_differing_in_an_attribute_do_not_share_a_library():
             torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
 
 
+class Activated(nn.Module):
+    """Holds the function its forward calls (as `self.act = ACT2FN[...]` does)."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.act = act
+
+    def forward(self, x):
+        return self.act(self.proj(x))
+
+
+def test_functions_a_module_holds_change_the_key():
+    import functools
+    import torch.nn.functional as F
+    assert key(Activated(F.relu)) == key(Activated(F.relu))
+    assert key(Activated(F.relu)) != key(Activated(F.gelu))
+    assert key(Activated(torch.tanh)) != key(Activated(torch.sigmoid))   # builtins
+    assert key(Activated(lambda x: x * 2)) == key(Activated(lambda x: x * 2))
+    assert key(Activated(lambda x: x * 2)) != key(Activated(lambda x: x * 3))
+    slope = [functools.partial(F.leaky_relu, negative_slope=s) for s in (0.1, 0.2)]
+    assert key(Activated(slope[0])) != key(Activated(slope[1]))
+    scale = [(lambda x, k=k: x * k) for k in (2, 3)]      # same code, other defaults
+    assert key(Activated(scale[0])) != key(Activated(scale[1]))
+
+
+def test_what_a_local_class_closes_over_changes_the_key():
+    def make(k):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 8)
+
+            def forward(self, x):
+                return self.proj(x) * k
+        return Net()
+    assert key(make(2.0)) == key(make(2.0))
+    assert key(make(2.0)) != key(make(3.0))
+
+
+def test_modules_holding_different_functions_do_not_share_a_library():
+    # Before functions were keyed, the second model ran the first one's
+    # library: relu's results for tanh, silently.
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    for act in (torch.relu, torch.tanh, lambda t: t * 2.0, lambda t: t - 1.0):
+        model = Activated(act).eval()
+        fast = cuvil.compile(model, example_inputs=(x,))
+        with torch.no_grad():
+            torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
+
+
 def test_inputs_cuvil_cannot_take_are_named():
     fast = cuvil.compile(nn.Linear(8, 8).eval())
     with pytest.raises(TypeError, match=r"input 0 has dtype torch.complex64.*\.float\(\)"):
