@@ -97,6 +97,47 @@ void orderBoolsAsEager(Block &comparator) {
   });
 }
 
+/// torch-mlir compares floats with ordered predicates, false whenever a NaN
+/// is involved: the merge sort then misplaces NaNs and numbers around them
+/// (a silently unsorted result). Eager orders NaN above every number (last
+/// ascending, first descending, the largest for topk): each ordered
+/// comparison becomes that total order's.
+///   ole(a, b) | isnan(b)               olt(a, b) | (!isnan(a) & isnan(b))
+///   oge(a, b) | isnan(a)               ogt(a, b) | (isnan(a) & !isnan(b))
+void orderNaNsAsEager(Block &comparator) {
+  SmallVector<arith::CmpFOp> cmps;
+  comparator.walk([&](arith::CmpFOp cmp) { cmps.push_back(cmp); });
+  for (arith::CmpFOp cmp : cmps) {
+    using P = arith::CmpFPredicate;
+    P pred = cmp.getPredicate();
+    if (pred != P::OLE && pred != P::OLT && pred != P::OGE && pred != P::OGT)
+      continue;
+    OpBuilder b(cmp->getContext());
+    b.setInsertionPointAfter(cmp);
+    Location loc = cmp.getLoc();
+    Value lhs = cmp.getLhs(), rhs = cmp.getRhs();
+    auto isNaN = [&](Value v) { return arith::CmpFOp::create(b, loc, P::UNO, v, v).getResult(); };
+    auto isNumber = [&](Value v) { return arith::CmpFOp::create(b, loc, P::ORD, v, v).getResult(); };
+    Value extra;
+    switch (pred) {
+    case P::OLE: extra = isNaN(rhs); break;
+    case P::OGE: extra = isNaN(lhs); break;
+    case P::OLT: {
+      Value first = isNumber(lhs), second = isNaN(rhs);   // in this order in the IR
+      extra = arith::AndIOp::create(b, loc, first, second);
+      break;
+    }
+    default: {
+      Value first = isNaN(lhs), second = isNumber(rhs);
+      extra = arith::AndIOp::create(b, loc, first, second);
+      break;
+    }
+    }
+    Value total = arith::OrIOp::create(b, loc, cmp.getResult(), extra);
+    cmp.getResult().replaceAllUsesExcept(total, total.getDefiningOp());
+  }
+}
+
 /// torch-mlir accumulates bools (index_put / index_add / scatter_add) with
 /// arith.addi on i1, where 1 + 1 = 0; eager's bool sum saturates: a logical or.
 void addBoolsAsEager(Block &combiner) {
@@ -297,6 +338,7 @@ LogicalResult lowerSort(Operation *op) {
   if (d < 0 || d >= type.getRank())
     return op->emitOpError("sorts dimension ") << d << ", out of the operands' rank";
   orderBoolsAsEager(*cmp);
+  orderNaNsAsEager(*cmp);
 
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -420,6 +462,7 @@ LogicalResult lowerTopk(Operation *op) {
   if (d < 0 || d >= type.getRank() || !indexElement)
     return op->emitOpError("has dimension ") << d << " or indices that are not integers";
   orderBoolsAsEager(*cmp);
+  orderNaNsAsEager(*cmp);
 
   OpBuilder b(op);
   Location loc = op->getLoc();

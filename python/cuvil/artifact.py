@@ -269,6 +269,18 @@ def compiler_build() -> str:
 
 
 @functools.lru_cache(maxsize=None)
+def front_end_sources() -> str:
+    """A digest of the package's Python (the importers and their
+    decompositions decide the IR the passes get): a fixed decomposition must
+    not warm-start from a library built before the fix. ~40 small files,
+    read once per process."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).absolute().parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
 def host_cpu() -> str:
     """The CPU libraries are built for (llc -mcpu=native): its model name and
     feature flags, so that a cache shared between machines (a network home,

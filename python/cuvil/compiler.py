@@ -261,10 +261,11 @@ class CompiledModule:
         return weights.from_model(self.model, specs)
 
     def _import_model(self, args):
-        from . import importer
+        from . import importer, importer_decompositions
         # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
         # logcumsumexp does not overflow;
-        # fp16 / bf16 sums and means accumulate in f32.
+        # fp16 / bf16 sums and means accumulate in f32; ops torch-mlir does not
+        # lower (or lowers wrong) are written in ops it lowers right.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
         try:
             return importer.import_model(
@@ -272,7 +273,8 @@ class CompiledModule:
                 extra_decompositions={**importer.F32_LAYERNORM_DECOMPS,
                                       **importer.EMPTY_CONTRACTION_DECOMPS,
                                       **importer.SCAN_AND_SORT_DECOMPS,
-                                      **importer.F32_REDUCTION_DECOMPS})
+                                      **importer.F32_REDUCTION_DECOMPS,
+                                      **importer_decompositions.DECOMPOSITIONS})
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause

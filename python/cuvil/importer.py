@@ -211,7 +211,8 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
         prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec, flat_outputs=True)
     if decompose:
         table = dict(get_decomposition_table())
-        table.update(extra_decompositions or {})
+        for op, decomposition in (extra_decompositions or {}).items():
+            table[op] = _first_of(decomposition, table[op]) if op in table else decomposition
         with warnings.catch_warnings():
             # torch 2.13's run_decompositions deep-copies the program's pytree
             # specs, which trips torch's own deprecation of LeafSpec checks:
@@ -221,6 +222,15 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
     if prog.call_spec.out_spec != out_spec:   # flattened for the decompositions: rebuilt by the call
         prog.module_call_graph[0].signature.out_spec = out_spec
     return prog
+
+
+def _first_of(decomposition, fallback):
+    """`decomposition`, or `fallback` (torch-mlir's own for that op) where it
+    returns NotImplemented: Cuvil's cover some forms of an op only."""
+    def either(*args, **kwargs):
+        result = decomposition(*args, **kwargs)
+        return fallback(*args, **kwargs) if result is NotImplemented else result
+    return either
 
 
 def _holds_hf_cache(spec) -> bool:

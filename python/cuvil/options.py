@@ -162,8 +162,10 @@ class CompileOptions:
     def cache_key_parts(self, pipe: pipeline_module.Pipeline) -> Sequence[str]:
         """What decides the generated code besides the model's IR: the pipeline
         (passes, script texts, threads), the dynamic dims, the C runtime linked
-        into every library, the build of the passes themselves, the host CPU."""
+        into every library, the build of the passes themselves, the Python
+        front end (for warm starts, which skip the import), the host CPU."""
         from . import artifact
         return (pipe.fingerprint(), f"dynamic={list(self.dynamic_dims)}",
-                artifact.runtime_sources(), artifact.compiler_build(), artifact.host_cpu(),
+                artifact.runtime_sources(), artifact.compiler_build(), artifact.front_end_sources(),
+                artifact.host_cpu(),
                 "features=" + ",".join(sorted(self.features())))

@@ -132,6 +132,25 @@ def test_bools_sort_false_first_as_eager():
     _check(Lambda(lambda x: torch.argsort(x, dim=1, descending=True)), x)
 
 
+def test_nan_sorts_above_every_number_as_eager():
+    # torch-mlir's comparators are ordered (false for NaN): the merge sort
+    # left NaNs and the numbers after them unsorted, silently.
+    nan, inf = float("nan"), float("inf")
+    x = torch.tensor([[3.0, nan, 1.0, -2.0, nan, 0.5, inf, -inf, 1.0],
+                      [nan, 0.0, -0.5, 2.0, 7.0, nan, nan, 1.0, -inf]])
+    # topk's order of ties (here NaNs) is eager's heap artifact: its
+    # indices are compared by the values they pick.
+    picks = lambda top: (top.values, x.gather(1, top.indices))   # noqa: E731
+    model = Lambda(lambda x: (torch.sort(x, dim=1), torch.sort(x, dim=1, descending=True),
+                              torch.topk(x, 3, dim=1), torch.topk(x, 3, dim=1, largest=False),
+                              torch.kthvalue(x, 2, dim=1)))
+    got, want = cuvil.compile(model)(x), model(x)
+    got = [*got[:2], picks(got[2]), picks(got[3]), got[4]]
+    want = [*want[:2], picks(want[2]), picks(want[3]), want[4]]
+    for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want)):
+        assert g.dtype == w.dtype and torch.equal(g.nan_to_num(99.0), w.nan_to_num(99.0)), (g, w)
+
+
 def test_sort_is_stable_on_ties_as_eager():
     x = torch.tensor([[3, 1, 2, 1, 3, 0, 1], [5, 5, 5, 5, 4, 4, 4]])
     _check(Lambda(lambda x: torch.sort(x, dim=1, stable=True)), x)

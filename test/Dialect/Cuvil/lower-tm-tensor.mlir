@@ -66,7 +66,10 @@ func.func @scatter_add_of_weight_indices(%x: tensor<4x8xf32>, %i: tensor<6x2xi64
 // CHECK:           scf.for %{{.*}} = %{{.*}} to %[[ROWS]]
 // CHECK:             scf.for %{{.*}} = %{{.*}} to %c37 step
 // CHECK:               scf.for
-// CHECK:                 arith.cmpf ole
+// NaN sorts last, as eager: a <= b becomes a <= b | isnan(b).
+// CHECK:                 %[[LE:.*]] = arith.cmpf ole, %[[A:.*]], %[[B:.*]] : f32
+// CHECK:                 %[[NAN:.*]] = arith.cmpf uno, %[[B]], %[[B]] : f32
+// CHECK:                 arith.ori %[[LE]], %[[NAN]] : i1
 // CHECK-COUNT-2:         tensor.insert
 // CHECK:           linalg.copy
 // CHECK:           linalg.copy
@@ -111,7 +114,13 @@ func.func @cumprod(%x: tensor<4x8xf32>, %out: tensor<4x8xf32>, %acc: tensor<4xf3
 // topk (kthvalue's smallest 2): each element carried down the k slots.
 // CHECK-LABEL: func.func @topk
 // CHECK:         scf.for %{{.*}} = %{{.*}} to %c2 step %{{.*}} iter_args
-// CHECK-COUNT-2:   arith.cmpf olt
+// NaN is never better than a number for the smallest k: a < b | (!isnan(a) & isnan(b)).
+// CHECK:           %[[LT:.*]] = arith.cmpf olt, %[[A:.*]], %[[B:.*]] : f32
+// CHECK:           %[[NUM:.*]] = arith.cmpf ord, %[[A]], %[[A]] : f32
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[B]], %[[B]] : f32
+// CHECK:           %[[BOTH:.*]] = arith.andi %[[NUM]], %[[NAN]] : i1
+// CHECK:           arith.ori %[[LT]], %[[BOTH]] : i1
+// CHECK:           arith.cmpf olt
 // CHECK:           arith.cmpi eq
 // CHECK:           arith.cmpi slt
 func.func @topk(%x: tensor<5x37xf32>, %top: tensor<5x2xf32>, %idx: tensor<5x2xi32>) -> (tensor<5x2xf32>, tensor<5x2xi32>) {

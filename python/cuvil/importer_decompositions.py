@@ -1,0 +1,601 @@
+"""aten ops that torch-mlir does not lower, or lowers wrong, written as ops it
+lowers right: a table for torch.export's run_decompositions, applied before
+the FX import (cuvil.compiler adds it to every PyTorch import).
+
+Each function says why it is here. Results keep eager's dtypes (an integer
+or bool input of a float function gives float32, as eager does). Special
+functions are computed in float64 and rounded once: their series and
+continued fractions would lose the last bits of float32 otherwise. A
+function returns NotImplemented for inputs it does not cover (complex, a
+float64 input whose last bits a float64 evaluation cannot promise): the op
+is then left to torch-mlir, which lowers it or names it as unsupported.
+"""
+import math
+
+import torch
+
+aten = torch.ops.aten
+
+_NARROW_OR_SINGLE = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def _float_result(x):
+    """The dtype eager gives a float function of `x`; None if not covered."""
+    if x.is_complex():
+        return None
+    if x.is_floating_point():
+        return x.dtype if x.dtype in _NARROW_OR_SINGLE else None
+    return torch.get_default_dtype()
+
+
+def _polynomial(t, coefficients):
+    """c0 + c1 t + c2 t^2 + ... by Horner's rule (coefficients low to high)."""
+    acc = torch.full_like(t, coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        acc = acc * t + c
+    return acc
+
+
+# --------------------------------------------------------------------------
+# Adaptive max pooling: torch-mlir's lowering picks the wrong windows when the
+# output size does not divide the input size (values off, silently).
+# --------------------------------------------------------------------------
+def _windows(size: int, out: int):
+    """Index table [out, k] of PyTorch's adaptive windows along one dim:
+    window i is [floor(i*size/out), ceil((i+1)*size/out)); shorter windows
+    repeat their last index (a max is unchanged, and the first maximum keeps
+    its place). Built from aranges: a traced constant would be lifted."""
+    k = max(((i + 1) * size + out - 1) // out - (i * size) // out for i in range(out))
+    i = torch.arange(out).unsqueeze(1)
+    start = (i * size) // out
+    end = ((i + 1) * size + out - 1) // out
+    return torch.minimum(start + torch.arange(k).unsqueeze(0), end - 1), k
+
+
+def adaptive_max_pool2d(x, output_size):
+    """aten.adaptive_max_pool2d as a gather of each window's elements and a
+    max over them, with eager's flat h * W + w indices."""
+    if x.dim() not in (3, 4) or x.is_complex():
+        return NotImplemented
+    (h, w), (oh, ow) = x.shape[-2:], output_size
+    if not all(isinstance(v, int) and v > 0 for v in (h, w, oh, ow)):
+        return NotImplemented
+    rows, kh = _windows(h, oh)
+    cols, kw = _windows(w, ow)
+    lead = x.shape[:-2]
+    gathered = x.index_select(-2, rows.reshape(-1)).index_select(-1, cols.reshape(-1))
+    gathered = gathered.reshape(*lead, oh, kh, ow, kw).movedim(-3, -2).reshape(*lead, oh, ow, kh * kw)
+    values, pick = torch.max(gathered, -1)
+    flat = (rows.reshape(oh, 1, kh, 1) * w + cols.reshape(1, ow, 1, kw)).reshape(oh, ow, kh * kw)
+    flat = flat.expand(*lead, oh, ow, kh * kw)
+    return values, torch.gather(flat, -1, pick.unsqueeze(-1)).squeeze(-1)
+
+
+def adaptive_max_pool1d(x, output_size):
+    """aten.adaptive_max_pool1d as the 2-d one over a unit height."""
+    if x.dim() not in (2, 3):
+        return NotImplemented
+    values, indices = adaptive_max_pool2d(x.unsqueeze(-2), [1, output_size[0]])
+    return values.squeeze(-2), indices.squeeze(-2)
+
+
+# --------------------------------------------------------------------------
+# Elementwise functions torch-mlir does not lower (or lowers wrong).
+# --------------------------------------------------------------------------
+def angle(x):
+    """aten.angle of a real tensor: pi where x < 0, else 0 (NaN stays NaN).
+    torch-mlir's lowering gives garbage for real inputs."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    xf = x.to(dtype)
+    out = torch.where(xf < 0, torch.full_like(xf, math.pi), torch.zeros_like(xf))
+    return torch.where(xf != xf, xf, out)
+
+
+def isfinite(x):
+    """aten.isfinite: not NaN and not +-inf; integers and bools always are."""
+    if x.is_complex():
+        return NotImplemented
+    if not x.is_floating_point():
+        return torch.ones_like(x, dtype=torch.bool)
+    return ~torch.isnan(x) & (x.abs() != math.inf)
+
+
+def hypot(a, b):
+    """aten.hypot as m * sqrt(1 + (n / m)^2), m = max(|a|, |b|), n = min: no
+    overflow or underflow of the squares; an infinite side gives inf even
+    when the other is NaN (as C's hypot)."""
+    dtype = _float_result(torch.empty(0, dtype=torch.promote_types(a.dtype, b.dtype)))
+    if dtype is None:
+        return NotImplemented
+    a, b = a.to(dtype).abs(), b.to(dtype).abs()
+    m, n = torch.maximum(a, b), torch.minimum(a, b)
+    ratio = torch.where(m == 0, torch.zeros_like(m), n / m)
+    out = m * torch.sqrt(1 + ratio * ratio)
+    out = torch.where(torch.isnan(a) | torch.isnan(b), torch.full_like(out, math.nan), out)
+    return torch.where((a == math.inf) | (b == math.inf), torch.full_like(out, math.inf), out)
+
+
+# Numerical Recipes' erfcc: erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2),
+# z >= 0, relative error below 1.2e-7 everywhere (1.07e-7 measured against
+# torch.special.erfcx in float64).
+_ERFCC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806,
+          0.27886807, -1.13520398, 1.48851587, -0.82215223, 0.17087277)
+
+
+def _erfcx_nonnegative(z):
+    """exp(z^2) erfc(z) for z >= 0 (float64)."""
+    t = 1.0 / (1.0 + 0.5 * z)
+    return t * torch.exp(_polynomial(t, _ERFCC))
+
+
+def erfc(x):
+    """aten.erfc: 1 - erf loses all relative precision in the tail; this
+    keeps it (erfc(10) = 2.1e-45 is a float32 denormal, not 0)."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    z = x.double()
+    a = z.abs()
+    tail = _erfcx_nonnegative(a) * torch.exp(-a * a)
+    return torch.where(z < 0, 2.0 - tail, tail).to(dtype)
+
+
+def erfcx(x):
+    """aten.special_erfcx: exp(x^2) erfc(x), for x < 0 as 2 exp(x^2) - erfcx(-x)."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    z = x.double()
+    a = z.abs()
+    positive = _erfcx_nonnegative(a)
+    return torch.where(z < 0, 2.0 * torch.exp(a * a) - positive, positive).to(dtype)
+
+
+# Lanczos approximation, g = 7, n = 9 (relative error ~1e-15 on x >= 0.5).
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+            9.9843695780195716e-6, 1.5056327351493116e-7)
+
+
+def _lgamma_from_half(z):
+    """log|Gamma(z)| for z >= 0.5 (float64)."""
+    z = z - 1.0
+    series = torch.full_like(z, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        series = series + c / (z + i)
+    t = z + _LANCZOS_G + 0.5
+    return 0.5 * math.log(2 * math.pi) + (z + 0.5) * torch.log(t) - t + torch.log(series)
+
+
+def lgamma(x):
+    """aten.lgamma: Lanczos on x >= 0.5, the reflection
+    log(pi / |sin(pi x)|) - lgamma(1 - x) below (inf at 0, -1, -2, ...)."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    z = x.double()
+    upper = torch.where(z >= 0.5, z, 1.0 - z)   # both branches stay on z >= 0.5
+    direct = _lgamma_from_half(upper)
+    # sin(pi z) at an integer z is ~1e-16, not 0: poles are set explicitly.
+    sine = torch.sin(math.pi * (z - torch.floor(z))).abs()
+    reflected = math.log(math.pi) - torch.log(sine) - direct
+    pole = (z <= 0) & (z == torch.floor(z))
+    out = torch.where(z >= 0.5, direct, torch.where(pole, torch.full_like(z, math.inf), reflected))
+    out = torch.where(z.abs() == math.inf, torch.full_like(z, math.inf), out)
+    return torch.where(z != z, z, out).to(dtype)
+
+
+def digamma(x):
+    """aten.digamma: shifted up by psi(x) = psi(x + 1) - 1/x until x >= 6,
+    then the asymptotic series; below 0.5 the reflection
+    psi(1 - x) - pi / tan(pi x). Eager's conventions: -inf at 0 (either
+    sign: -inf at +0, inf at -0), NaN at the negative integers."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    z = x.double()
+    y = torch.where(z >= 0.5, z, 1.0 - z)
+    shift = torch.zeros_like(y)
+    for _ in range(6):
+        small = y < 6.0
+        shift = shift + torch.where(small, 1.0 / y, torch.zeros_like(y))
+        y = torch.where(small, y + 1.0, y)
+    inv2 = 1.0 / (y * y)
+    tail = inv2 * _polynomial(inv2, (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760))
+    psi = torch.log(y) - 0.5 / y - tail - shift
+    frac = z - torch.floor(z)
+    reflected = psi - math.pi / torch.tan(math.pi * frac)
+    out = torch.where(z >= 0.5, psi, reflected)
+    out = torch.where((z < 0) & (frac == 0), torch.full_like(z, math.nan), out)
+    # copysign(inf, -z): 1/z tells -0 from +0.
+    out = torch.where(z == 0, torch.where(1.0 / z < 0, torch.full_like(z, math.inf), torch.full_like(z, -math.inf)), out)
+    out = torch.where(z == math.inf, z, out)
+    out = torch.where(z == -math.inf, torch.full_like(z, math.nan), out)
+    return torch.where(z != z, z, out).to(dtype)
+
+
+def polygamma(n, x):
+    """aten.polygamma of order 0 (digamma); higher orders stay unsupported."""
+    if n != 0:
+        return NotImplemented
+    return digamma(x)
+
+
+def _bessel_i(x, order: int, scaled: bool):
+    """I0 / I1 (times exp(-|x|) when `scaled`) in float64: the power series
+    below |x| = 20 (40 terms: the last is < 1e-17 of the sum), the
+    asymptotic series exp(x) / sqrt(2 pi x) (1 - (mu-1)/(8x) + ...) above."""
+    z = x.double()
+    a = z.abs()
+    small = torch.minimum(a, torch.full_like(a, 20.0))
+    q = small * small / 4.0
+    term = torch.ones_like(a) if order == 0 else small / 2.0
+    series = term
+    for k in range(1, 40):
+        term = term * q / (k * (k + order))
+        series = series + term
+    if scaled:
+        series = series * torch.exp(-small)
+    big = torch.maximum(a, torch.full_like(a, 20.0))
+    mu = 4.0 * order * order
+    term = torch.ones_like(a)
+    asym = term
+    for k in range(1, 12):
+        term = -term * (mu - (2 * k - 1) ** 2) / (k * 8.0 * big)
+        asym = asym + term
+    asym = asym / torch.sqrt(2 * math.pi * big)
+    if not scaled:
+        asym = asym * torch.exp(big)
+    out = torch.where(a <= 20.0, series, asym)
+    if order == 1:   # odd
+        out = torch.where(z < 0, -out, out)
+    return torch.where(z != z, z, out)
+
+
+def _bessel(order: int, scaled: bool):
+    def decomposition(x):
+        dtype = _float_result(x)
+        if dtype is None:
+            return NotImplemented
+        return _bessel_i(x, order, scaled).to(dtype)
+    decomposition.__name__ = f"bessel_i{order}{'e' if scaled else ''}"
+    decomposition.__doc__ = (f"I{order}{' exp(-|x|)' if scaled else ''} (see _bessel_i): "
+                             "torch-mlir has no lowering of it.")
+    return decomposition
+
+
+def spherical_bessel_j0(x):
+    """aten.special_spherical_bessel_j0: sin(x) / x, 1 at 0, 0 at +-inf."""
+    dtype = _float_result(x)
+    if dtype is None:
+        return NotImplemented
+    z = x.double()
+    safe = torch.where(z == 0, torch.ones_like(z), z)
+    out = torch.where(z == 0, torch.ones_like(z), torch.sin(safe) / safe)
+    return torch.where(z.abs() == math.inf, torch.zeros_like(z), out).to(dtype)
+
+
+# --------------------------------------------------------------------------
+# Integer forms torch-mlir refuses.
+# --------------------------------------------------------------------------
+def pow_integer(x, exponent):
+    """aten.pow.Tensor_Scalar of an integer tensor by a non-negative integer
+    (square() is pow 2): products by binary exponentiation, wrapping as
+    eager's do. torch-mlir lowers pow on floats only."""
+    if x.is_floating_point() or x.is_complex() or isinstance(exponent, float) \
+            or not isinstance(exponent, int) or exponent < 0 or x.dtype == torch.bool:
+        return NotImplemented
+    result, base, e = torch.ones_like(x), x, exponent
+    while e:
+        if e & 1:
+            result = result * base
+        e >>= 1
+        if e:
+            base = base * base
+    return result
+
+
+def clamp(x, min=None, max=None):
+    """aten.clamp (scalar or tensor bounds) as selects that keep NaN, as eager
+    does: torch-mlir's cmpf + select drops a NaN input (clamp(nan, 0, 1) gave
+    0) and a NaN bound. An integer tensor with a float bound is promoted to
+    float first (eager's result type; torch-mlir fails on the mix)."""
+    bounds = [b for b in (min, max) if b is not None]
+    if x.is_complex() or not bounds:
+        return NotImplemented
+    if not x.is_floating_point():
+        if not any(isinstance(b, float) or (isinstance(b, torch.Tensor) and b.is_floating_point())
+                   for b in bounds):
+            return NotImplemented
+        x = x.to(torch.get_default_dtype())
+    out = x
+    if min is not None:
+        out = _select_past(out, min, below=True)
+    if max is not None:
+        out = _select_past(out, max, below=False)
+    return out
+
+
+def _select_past(x, bound, below: bool):
+    """The bound where x is past it (or the bound is NaN), else x (NaN kept)."""
+    if isinstance(bound, torch.Tensor):
+        bound = bound.to(x.dtype)
+        past = ((x < bound) if below else (x > bound)) | torch.isnan(bound)
+        return torch.where(past, bound, x)
+    if math.isnan(bound):
+        return torch.full_like(x, math.nan)
+    past = (x < bound) if below else (x > bound)
+    return torch.where(past, torch.full_like(x, bound), x)
+
+
+def clamp_min(x, min):
+    """aten.clamp_min (see clamp)."""
+    return clamp(x, min, None)
+
+
+def clamp_max(x, max):
+    """aten.clamp_max (see clamp)."""
+    return clamp(x, None, max)
+
+
+def hardtanh(x, min_val=-1.0, max_val=1.0):
+    """aten.hardtanh (relu6 is hardtanh(0, 6)) as a NaN-keeping clamp."""
+    if not x.is_floating_point():
+        return NotImplemented
+    return clamp(x, min_val, max_val)
+
+
+def _extreme(a, b, larger: bool):
+    """maximum / minimum of floats: NaN if either is NaN, as eager.
+    torch-mlir's `a > b ? a : b` returns b when a is NaN."""
+    dtype = torch.result_type(a, b)
+    if not dtype.is_floating_point:
+        return NotImplemented
+    a, b = a.to(dtype), b.to(dtype)
+    take_a = ((a > b) if larger else (a < b)) | torch.isnan(a)
+    return torch.where(take_a, a, b)
+
+
+def maximum(a, b):
+    """aten.maximum (see _extreme)."""
+    return _extreme(a, b, larger=True)
+
+
+def minimum(a, b):
+    """aten.minimum (see _extreme)."""
+    return _extreme(a, b, larger=False)
+
+
+def _self_comparison(holds_for_numbers: bool):
+    """x == x, x <= x, x >= x (true but for NaN) and x != x (NaN): torch-mlir
+    folds a comparison of a tensor with itself to a constant, wrong for NaN."""
+    def decomposition(a, b):
+        if a is not b or not a.is_floating_point():
+            return NotImplemented
+        return ~torch.isnan(a) if holds_for_numbers else torch.isnan(a)
+    decomposition.__name__ = "self_comparison"
+    return decomposition
+
+
+# --------------------------------------------------------------------------
+# Scans and order statistics torch-mlir does not lower.
+# --------------------------------------------------------------------------
+def _cumulative_extreme(x, dim, larger: bool):
+    """cummax / cummin as a log-step scan (Hillis-Steele): after step s every
+    position holds the extreme of the 2^s positions ending at it. A later
+    element replaces an earlier one when it is >= (<=) or NaN, as eager's
+    loop does (later ties win, a NaN sticks, a later NaN moves the index)."""
+    if x.is_complex() or x.dim() == 0:
+        return NotImplemented
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    if not isinstance(n, int):
+        return NotImplemented
+    shape = [1] * x.dim()
+    shape[dim] = n
+    values = x
+    indices = torch.arange(n).reshape(shape).expand(x.shape).contiguous()
+    step = 1
+    while step < n:
+        earlier_v = values.narrow(dim, 0, n - step)
+        earlier_i = indices.narrow(dim, 0, n - step)
+        later_v = values.narrow(dim, step, n - step)
+        later_i = indices.narrow(dim, step, n - step)
+        # A NaN earlier compares false: it is kept unless the later one is NaN.
+        keep_later = (later_v >= earlier_v) if larger else (later_v <= earlier_v)
+        if x.is_floating_point():
+            keep_later = keep_later | (later_v != later_v)
+        head_v, head_i = values.narrow(dim, 0, step), indices.narrow(dim, 0, step)
+        values = torch.cat([head_v, torch.where(keep_later, later_v, earlier_v)], dim)
+        indices = torch.cat([head_i, torch.where(keep_later, later_i, earlier_i)], dim)
+        step *= 2
+    return values, indices
+
+
+def cummax(x, dim):
+    """aten.cummax (see _cumulative_extreme): torch-mlir has no lowering."""
+    return _cumulative_extreme(x, dim, larger=True)
+
+
+def cummin(x, dim):
+    """aten.cummin (see _cumulative_extreme): torch-mlir has no lowering."""
+    return _cumulative_extreme(x, dim, larger=False)
+
+
+def median(x):
+    """aten.median of all elements: the lower middle of a sort (NaN if any)."""
+    if x.is_complex() or x.numel() == 0:
+        return NotImplemented
+    values, _ = median_dim(x.reshape(-1), 0)
+    return values
+
+
+def nanmedian(x):
+    """aten.nanmedian of all elements (see nanmedian_dim)."""
+    if x.is_complex() or x.numel() == 0:
+        return NotImplemented
+    values, _ = nanmedian_dim(x.reshape(-1), 0)
+    return values
+
+
+def _middle_of_sorted(x, dim, keepdim, skip_nan: bool):
+    """The lower middle of each line along `dim` of a stable sort (NaN sort
+    last), and its index in x. median: NaN, at the line's first NaN, if the
+    line has one; nanmedian: the middle of the line's numbers (NaN if none).
+    torch-mlir has no lowering of either."""
+    if x.is_complex() or x.numel() == 0:
+        return NotImplemented
+    squeeze_back = x.dim() == 0
+    if squeeze_back:
+        x = x.reshape(1)
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    values, order = torch.sort(x, dim)
+    floating = x.is_floating_point()
+    if skip_nan and floating:
+        count = (~torch.isnan(x)).sum(dim, keepdim=True)
+        k = torch.clamp((count - 1) // 2, min=0)
+    else:
+        k = torch.full_like(values.narrow(dim, 0, 1), (n - 1) // 2, dtype=torch.int64)
+    middle = torch.gather(values, dim, k)
+    index = torch.gather(order, dim, k)
+    if floating:
+        nan = torch.isnan(x)
+        if skip_nan:
+            middle = torch.where(count == 0, torch.full_like(middle, math.nan), middle)
+            index = torch.where(count == 0, torch.zeros_like(index), index)
+        else:
+            has_nan = nan.any(dim, keepdim=True)
+            first_nan = torch.argmax(nan.to(torch.int64), dim, keepdim=True)
+            middle = torch.where(has_nan, torch.full_like(middle, math.nan), middle)
+            index = torch.where(has_nan, first_nan, index)
+    if squeeze_back:
+        return middle.reshape(()), index.reshape(())
+    if not keepdim:
+        middle, index = middle.squeeze(dim), index.squeeze(dim)
+    return middle, index
+
+
+def median_dim(x, dim, keepdim=False):
+    """aten.median.dim (see _middle_of_sorted)."""
+    return _middle_of_sorted(x, dim, keepdim, skip_nan=False)
+
+
+def nanmedian_dim(x, dim, keepdim=False):
+    """aten.nanmedian.dim (see _middle_of_sorted)."""
+    return _middle_of_sorted(x, dim, keepdim, skip_nan=True)
+
+
+# --------------------------------------------------------------------------
+# Forms torch-mlir leaves half-lowered (torch.constant.* left in the IR).
+# --------------------------------------------------------------------------
+def copysign(a, b):
+    """aten.copysign.Tensor as |a| negated where b's sign bit is set (-0
+    included, told by 1/b): torch-mlir's lowering fails to broadcast a 0-d b."""
+    dtype = torch.result_type(a, b)
+    if not dtype.is_floating_point:
+        dtype = torch.get_default_dtype()
+    if dtype not in _NARROW_OR_SINGLE:
+        return NotImplemented
+    a, b = a.to(dtype), b.to(dtype)
+    negative = (b < 0) | ((b == 0) & (1.0 / b < 0))
+    magnitude = a.abs()
+    return torch.where(negative, -magnitude, magnitude)
+
+
+def _arg_extreme_of_scalar(x, dim=None, keepdim=False):
+    """argmax / argmin of a 0-d tensor: 0 (torch-mlir leaves its flags unlowered)."""
+    if x.dim() != 0:
+        return NotImplemented
+    return torch.zeros_like(x, dtype=torch.int64)
+
+
+def _extreme_of_scalar(x, dim=(), keepdim=False):
+    """amax / amin of a 0-d tensor: itself."""
+    if x.dim() != 0:
+        return NotImplemented
+    return x.clone()
+
+
+def _logsumexp_of_scalar(x, dim=(), keepdim=False):
+    """logsumexp of a 0-d tensor: itself, as a float."""
+    if x.dim() != 0 or x.is_complex():
+        return NotImplemented
+    return x.clone() if x.is_floating_point() else x.to(torch.get_default_dtype())
+
+
+def _all_of_scalar(x, dim=None, keepdim=False):
+    """all / any of a 0-d tensor: whether it is nonzero."""
+    if x.dim() != 0 or x.is_complex():
+        return NotImplemented
+    return x != 0
+
+
+DECOMPOSITIONS = {
+    aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
+    aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
+    aten.angle.default: angle,
+    aten.isfinite.default: isfinite,
+    aten.hypot.default: hypot,
+    aten.erfc.default: erfc,
+    aten.special_erfcx.default: erfcx,
+    aten.lgamma.default: lgamma,
+    aten.digamma.default: digamma,
+    aten.polygamma.default: polygamma,
+    aten.i0.default: _bessel(0, scaled=False),
+    aten.special_i0e.default: _bessel(0, scaled=True),
+    aten.special_i1.default: _bessel(1, scaled=False),
+    aten.special_i1e.default: _bessel(1, scaled=True),
+    aten.special_spherical_bessel_j0.default: spherical_bessel_j0,
+    aten.pow.Tensor_Scalar: pow_integer,
+    aten.clamp.default: clamp,
+    aten.clamp.Tensor: clamp,
+    aten.clamp_min.default: clamp_min,
+    aten.clamp_min.Tensor: clamp_min,
+    aten.clamp_max.default: clamp_max,
+    aten.clamp_max.Tensor: clamp_max,
+    aten.hardtanh.default: hardtanh,
+    aten.maximum.default: maximum,
+    aten.minimum.default: minimum,
+    aten.eq.Tensor: _self_comparison(True),
+    aten.le.Tensor: _self_comparison(True),
+    aten.ge.Tensor: _self_comparison(True),
+    aten.ne.Tensor: _self_comparison(False),
+    aten.cummax.default: cummax,
+    aten.cummin.default: cummin,
+    aten.median.default: median,
+    aten.copysign.Tensor: copysign,
+    aten.argmax.default: _arg_extreme_of_scalar,
+    aten.argmin.default: _arg_extreme_of_scalar,
+    aten.amax.default: _extreme_of_scalar,
+    aten.amin.default: _extreme_of_scalar,
+    aten.logsumexp.default: _logsumexp_of_scalar,
+    aten.all.default: _all_of_scalar,
+    aten.all.dim: _all_of_scalar,
+    aten.any.default: _all_of_scalar,
+    aten.any.dim: _all_of_scalar,
+    aten.median.dim: median_dim,
+    aten.nanmedian.default: nanmedian,
+    aten.nanmedian.dim: nanmedian_dim,
+}
+
+
+def _from_torch(*ops):
+    """torch._decomp's own decompositions of `ops` (views then a copy, FFT
+    shifts as rolls, addmv as a matmul): they use only ops torch-mlir lowers."""
+    from torch._decomp import decomposition_table
+    table = {}
+    for packet in ops:
+        for name in packet.overloads():
+            overload = getattr(packet, name)
+            if overload in decomposition_table:
+                table[overload] = decomposition_table[overload]
+    return table
+
+
+DECOMPOSITIONS.update(_from_torch(
+    aten.permute_copy, aten.view_copy, aten.unbind_copy, aten.narrow_copy,
+    aten.fft_fftshift, aten.fft_ifftshift, aten.addmv, aten.dist))
