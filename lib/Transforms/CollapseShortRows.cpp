@@ -60,6 +60,11 @@ bool isCandidate(linalg::GenericOp op) {
   for (Value v : op->getOperands())
     if (getElementTypeOrSelf(v.getType()).isInteger(1))
       plain = false;
+  // Windows (unfold's d0 + d4) are not permutations: upstream's
+  // areDimSequencesPreserved asserts on them.
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation())
+      plain = false;
   return plain;
 }
 
