@@ -21,10 +21,15 @@ _NARROW_OR_SINGLE = (torch.float32, torch.float16, torch.bfloat16)
 
 def _float_result(x):
     """The dtype eager gives a float function of `x`; None if not covered."""
-    if x.is_complex():
+    return _float_of(x.dtype)
+
+
+def _float_of(dtype):
+    """The float dtype eager computes a function of `dtype` in; None if not covered."""
+    if dtype.is_complex:
         return None
-    if x.is_floating_point():
-        return x.dtype if x.dtype in _NARROW_OR_SINGLE else None
+    if dtype.is_floating_point:
+        return dtype if dtype in _NARROW_OR_SINGLE else None
     return torch.get_default_dtype()
 
 
@@ -106,7 +111,7 @@ def hypot(a, b):
     """aten.hypot as m * sqrt(1 + (n / m)^2), m = max(|a|, |b|), n = min: no
     overflow or underflow of the squares; an infinite side gives inf even
     when the other is NaN (as C's hypot)."""
-    dtype = _float_result(torch.empty(0, dtype=torch.promote_types(a.dtype, b.dtype)))
+    dtype = _float_of(torch.promote_types(a.dtype, b.dtype))
     if dtype is None:
         return NotImplemented
     a, b = a.to(dtype).abs(), b.to(dtype).abs()
@@ -301,17 +306,18 @@ def pow_integer(x, exponent):
 def clamp(x, min=None, max=None):
     """aten.clamp (scalar or tensor bounds) as selects that keep NaN, as eager
     does: torch-mlir's cmpf + select drops a NaN input (clamp(nan, 0, 1) gave
-    0) and a NaN bound. An integer tensor with a float bound is promoted to
-    float first (eager's result type; torch-mlir fails on the mix)."""
+    0) and a NaN bound. The result has eager's promoted type: an integer
+    tensor clamped by a float bound is float (torch-mlir fails on the mix),
+    fp16 by a float32 tensor bound is float32. Integer clamps stay torch-mlir's."""
     bounds = [b for b in (min, max) if b is not None]
     if x.is_complex() or not bounds:
         return NotImplemented
-    if not x.is_floating_point():
-        if not any(isinstance(b, float) or (isinstance(b, torch.Tensor) and b.is_floating_point())
-                   for b in bounds):
-            return NotImplemented
-        x = x.to(torch.get_default_dtype())
-    out = x
+    dtype = x.dtype
+    for bound in bounds:
+        dtype = torch.promote_types(dtype, torch.result_type(x, bound))
+    if not dtype.is_floating_point:
+        return NotImplemented
+    out = x.to(dtype)
     if min is not None:
         out = _select_past(out, min, below=True)
     if max is not None:

@@ -72,6 +72,13 @@ def test_nan_propagates_through_max_min_and_clamps():
     assert_matches_eager(model, a, b)
 
 
+def test_clamps_keep_eager_result_types():
+    x = torch.tensor([math.nan, -3.0, 0.5, 2.0]).half()
+    model = Ops(lambda t, lo: torch.clamp(t, lo), lambda t, lo: torch.clamp(t, lo[0]),
+                lambda t, lo: torch.clamp(torch.arange(4) - 2, lo), lambda t, lo: torch.clamp(t[:3], max=lo[:3].long()))
+    assert_matches_eager(model, x, torch.tensor([0.0, -1.0, 1.0, math.nan]))   # NaN: not cast to int
+
+
 def test_integer_powers_and_clamps_by_float_bounds():
     x = torch.tensor([-7, -2, 0, 1, 3, 9, 40000])
     model = Ops(torch.square, lambda t: t ** 3, lambda t: t ** 0,
