@@ -231,7 +231,8 @@ def write_report(results: dict, summary: dict, meta: dict) -> None:
         "each compared with eager on the same inputs (float32 within rtol 1e-5 / atol 1e-5, integers and bools",
         "exactly; dtypes and shapes exactly). Cases: float32 (2 samples), int64 and bool (1 sample) where the op",
         f"takes them. Written by `python scripts/opdb_conformance.py` ({meta['date']}, {meta['seconds']:.0f} s,",
-        f"host: {meta['host']}); `test/pytest/test_opdb_conformance.py` reruns a fixed sample in CI.", "",
+        f"host: {meta['host']}); `test/pytest/test_opdb_conformance.py` reruns a fixed sample in CI.",
+        *([f"Note: {meta['note']}."] if meta.get("note") else []), "",
         "| | cases | pass | rate |", "|---|---|---|---|",
         f"| all (less eager-error) | {s['cases']} | {s['passed']} | {100 * s['pass_rate']:.1f}% |",
     ]

@@ -540,6 +540,105 @@ def _all_of_scalar(x, dim=None, keepdim=False):
     return x != 0
 
 
+def linalg_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """aten.linalg_norm (.default, .ord_str) as vector norms (torch-mlir
+    leaves its flags unlowered; `torch.linalg.norm(v)` failed): over all
+    elements when neither ord nor dim is given, a vector norm over one dim,
+    Frobenius or the 1 / inf matrix norms (max column / row sums) over two.
+    Spectral and nuclear norms need an SVD: left unsupported."""
+    if x.is_complex():
+        return NotImplemented
+    if isinstance(dim, int):
+        dim = [dim]
+    if dim is None:
+        if ord is None:
+            return torch.linalg.vector_norm(x, 2, None, keepdim, dtype=dtype)
+        dim = list(range(x.dim()))
+    if len(dim) == 1:
+        if isinstance(ord, str):
+            return NotImplemented
+        return torch.linalg.vector_norm(x, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if len(dim) != 2:
+        return NotImplemented
+    if ord is None or ord == "fro":
+        return torch.linalg.vector_norm(x, 2, dim, keepdim, dtype=dtype)
+    if ord not in (1, -1, math.inf, -math.inf):
+        return NotImplemented
+    rows, cols = dim[0] % x.dim(), dim[1] % x.dim()
+    summed, extreme = (rows, cols) if ord in (1, -1) else (cols, rows)
+    sums = (x if dtype is None else x.to(dtype)).abs().sum(summed, keepdim=True)
+    out = sums.amax(extreme, keepdim=True) if ord > 0 else sums.amin(extreme, keepdim=True)
+    return out if keepdim else out.squeeze((rows, cols))
+
+
+def diagonal_scatter(x, src, offset=0, dim1=0, dim2=1):
+    """aten.diagonal_scatter as a select between x and src spread over the
+    diagonal's positions (torch-mlir leaves its offsets unlowered)."""
+    d1, d2 = dim1 % x.dim(), dim2 % x.dim()
+    rows_n, cols_n = x.shape[d1], x.shape[d2]
+    moved = x.movedim((d1, d2), (-2, -1))
+    rows = torch.arange(rows_n).unsqueeze(1)
+    cols = torch.arange(cols_n).unsqueeze(0)
+    on_diagonal = (cols - rows) == offset
+    length = src.shape[-1]
+    if length == 0:
+        return x.clone()
+    position = torch.clamp(rows if offset >= 0 else cols, max=length - 1).expand(rows_n, cols_n)
+    spread = src.index_select(-1, position.reshape(-1)).reshape(*src.shape[:-1], rows_n, cols_n)
+    return torch.where(on_diagonal, spread.to(x.dtype), moved).movedim((-2, -1), (d1, d2))
+
+
+def _strided_positions(size, stride, storage_offset):
+    """Flat storage index of each element of an as_strided view of a
+    contiguous tensor: offset + sum_d i_d * stride_d."""
+    index = torch.full(tuple(size), storage_offset or 0, dtype=torch.int64)
+    for d, (n, step) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        index = index + torch.arange(n).reshape(shape) * step
+    return index
+
+
+def as_strided_copy(x, size, stride, storage_offset=None):
+    """aten.as_strided_copy as a gather from the flattened input (the
+    functional graph's tensors are contiguous)."""
+    if not all(isinstance(v, int) for v in (*size, *stride)):
+        return NotImplemented
+    positions = _strided_positions(size, stride, storage_offset)
+    return x.reshape(-1).index_select(0, positions.reshape(-1)).reshape(tuple(size))
+
+
+def as_strided_scatter(x, src, size, stride, storage_offset=None):
+    """aten.as_strided_scatter as an index_put into the flattened input."""
+    if not all(isinstance(v, int) for v in (*size, *stride)):
+        return NotImplemented
+    positions = _strided_positions(size, stride, storage_offset).reshape(-1)
+    flat = x.reshape(-1).index_put((positions,), src.to(x.dtype).reshape(-1))
+    return flat.reshape(x.shape)
+
+
+def index_reduce(x, dim, index, source, reduce, *, include_self=True):
+    """aten.index_reduce as scatter_reduce with the index spread over the
+    source's other dims (torch-mlir lowers scatter_reduce, to tm_tensor)."""
+    if x.dim() == 0:   # a 0-d tensor reduces as one element
+        return index_reduce(x.reshape(1), 0, index.reshape(-1), source.reshape(-1), reduce,
+                            include_self=include_self).reshape(())
+    dim = dim % x.dim()
+    shape = [1] * source.dim()
+    shape[dim] = index.shape[0]
+    spread = index.reshape(shape).expand(source.shape)
+    return x.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
+
+
+def signbit(x):
+    """aten.signbit: negative, -0 included (told by 1/x); integers by < 0."""
+    if x.is_complex():
+        return NotImplemented
+    if not x.is_floating_point():
+        return x < 0
+    return (x < 0) | ((x == 0) & (1.0 / x < 0))
+
+
 DECOMPOSITIONS = {
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
@@ -574,6 +673,13 @@ DECOMPOSITIONS = {
     aten.cummin.default: cummin,
     aten.median.default: median,
     aten.copysign.Tensor: copysign,
+    aten.linalg_norm.default: linalg_norm,
+    aten.linalg_norm.ord_str: linalg_norm,
+    aten.diagonal_scatter.default: diagonal_scatter,
+    aten.as_strided_copy.default: as_strided_copy,
+    aten.as_strided_scatter.default: as_strided_scatter,
+    aten.signbit.default: signbit,
+    aten.index_reduce.default: index_reduce,
     aten.argmax.default: _arg_extreme_of_scalar,
     aten.argmin.default: _arg_extreme_of_scalar,
     aten.amax.default: _extreme_of_scalar,

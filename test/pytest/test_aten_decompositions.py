@@ -133,3 +133,20 @@ def test_copysign_and_reductions_of_0d_tensors():
                              lambda t, s: torch.amax(s, 0, keepdim=True), lambda t, s: torch.logsumexp(s, (0,), True),
                              lambda t, s: torch.all(s), lambda t, s: torch.any(s, 0, keepdim=True)),
                          x, torch.tensor(-0.0))
+
+
+def test_norms_diagonal_and_strided_scatters():
+    # torch-mlir left torch.constant.* ops in these (UnsupportedOpError before).
+    torch.manual_seed(0)
+    m = torch.randn(4, 5)
+    model = Ops(lambda t, v: torch.linalg.norm(v), lambda t, v: torch.linalg.norm(t),
+                lambda t, v: torch.linalg.norm(t, "fro", keepdim=True), lambda t, v: torch.linalg.norm(t, 1),
+                lambda t, v: torch.linalg.norm(t, -math.inf), lambda t, v: torch.linalg.norm(t, 3, dim=1),
+                lambda t, v: torch.diagonal_scatter(t, v[:4]), lambda t, v: torch.diagonal_scatter(t, v[:3], 2),
+                lambda t, v: torch.diagonal_scatter(t, v[:3], -1),
+                lambda t, v: torch.as_strided_copy(t, (2, 3), (1, 4), 2),
+                lambda t, v: torch.as_strided_scatter(t, v[:4].reshape(2, 2), (2, 2), (5, 2), 1),
+                lambda t, v: torch.signbit(torch.cat([v, torch.tensor([0.0, -0.0, -math.inf])])),
+                lambda t, v: t.index_reduce(1, torch.tensor([0, 2, 0]), t[:, :3] * 2, "amax"),
+                lambda t, v: t.index_reduce(0, torch.tensor([3, 1]), t[:2], "mean", include_self=False))
+    assert_matches_eager(model, m, torch.randn(5))
