@@ -301,6 +301,12 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 LogicalResult AttentionOp::verify() {
   auto q = getQuery().getType();
   auto k = getKey().getType();
+  // Checked before the shapes are read: this verifier can run before the
+  // inferred result type is compared (a rank-0 result crashed it; fuzzing).
+  int64_t resultRank = getResult().getType().getRank();
+  if (q.getRank() < 2 || k.getRank() < 2 || resultRank < 2)
+    return emitOpError() << "query, key and result must have rank >= 2, got " << q.getRank()
+                         << ", " << k.getRank() << ", " << resultRank;
   int64_t s = q.getDimSize(q.getRank() - 2), t = k.getDimSize(k.getRank() - 2);
   if (Value mask = getMask()) {
     SmallVector<int64_t> scores(getResult().getType().getShape().drop_back(1));

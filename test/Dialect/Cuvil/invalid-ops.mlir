@@ -118,6 +118,15 @@ func.func @attention_rank(%q: tensor<2x16x8xf32>, %k: tensor<16x8xf32>) {
 
 // -----
 
+func.func @attention_result_rank(%q: tensor<16x8xf32>, %m: tensor<16x16xf32>) {
+  // A rank-0 result with a mask crashed the verifier (found by cuvil-fuzz).
+  // expected-error @+1 {{'cuvil.attention' op query, key and result must have rank >= 2, got 2, 2, 0}}
+  %0 = cuvil.attention %q, %q, %q mask(%m : tensor<16x16xf32>) : tensor<16x8xf32>, tensor<16x8xf32>, tensor<16x8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @attention_head_dim(%q: tensor<16x8xf32>, %k: tensor<16x4xf32>) {
   // expected-error @+2 {{cuvil.attention head dim differs: query [16, 8] vs key [16, 4]}}
   // expected-error @+1 {{failed to infer returned types}}
