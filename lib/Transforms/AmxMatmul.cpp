@@ -8,10 +8,11 @@
 // into scf.forall tiles of rows x panels and marks the tile's linalg.generic
 // `cuvil.amx`. After bufferization this pass writes each marked op as AMX
 // tile code. The packed layouts already are what the tile unit reads: a
-// 16-row tile of A is 16 rows of 64 bytes (16 k groups of v) with A's row
-// stride, a tile of B 16 k groups of 16 columns (64 bytes) with the panel's
-// k-group stride, an accumulator 16 rows of 16 columns with C's row stride.
-// No repacking.
+// 16-row tile of A is 16 rows of 64 bytes (16 k groups of v), a tile of B 16
+// k groups of 16 columns (64 bytes) with the panel's k-group stride, an
+// accumulator 16 rows of 16 columns with C's row stride. B and C are read in
+// place; A's rows are copied once per op to a buffer whose row stride is not
+// a power of two (see copyA()).
 //
 // Per panel and half panel (32 columns: 2 accumulator tiles), blocks of 32
 // rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8 tile registers), then
@@ -132,19 +133,9 @@ public:
     Value cStride = stride(mm.c, 0);
     bStride = stride(mm.b, 1);
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
-    // The K tail (kGroups % 16 groups), zero-padded to a whole tile: every
-    // tile then has the one shape 16 x 64 bytes. LLVM fixes a tile
-    // register's shape per function, so tiles of a second shape next to four
-    // live accumulators run out of registers.
-    ASource a{mm.a, stride(mm.a, 0), {}, {}, {}};
-    if (tailGroups() > 0) {
-      a.tail = zeroed(MemRefType::get({ShapedType::kDynamic, kTileRows, mm.vnni}, mm.inType), rows);
-      a.tailStride = index(kTileRows * mm.vnni);
-      a.tailK0 = c0;
-      copy(mm.a, {c0, index(fullGroups()), c0}, {rows, index(tailGroups()), index(mm.vnni)}, a.tail,
-           {c0, c0, c0});
+    ASource a = copyA(rows, rows16);
+    if (tailGroups() > 0)
       bTail = zeroed(MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType), {});
-    }
     auto panelLoop = scf::ForOp::create(b, loc, c0, panels, index(1));
     b.setInsertionPointToStart(panelLoop.getBody());
     Value p = panelLoop.getInductionVar();
@@ -168,9 +159,9 @@ public:
     Value hasRest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows16, rows);
     auto ifRest = scf::IfOp::create(b, loc, hasRest, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifRest.getThenRegion().front());
-    restRows(rows16, arith::SubIOp::create(b, loc, rows, rows16), p, h);
+    restRows(rows16, arith::SubIOp::create(b, loc, rows, rows16), a, p, h);
     b.setInsertionPointAfter(panelLoop);
-    for (Value buffer : {a.tail, bTail})
+    for (Value buffer : {a.mem, bTail})
       if (buffer)
         memref::DeallocOp::create(b, loc, buffer);
   }
@@ -187,6 +178,61 @@ private:
   int64_t tailGroups() const { return mm.kGroups % kTileRows; }
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// A's rows copied to a buffer the products read instead:
+  /// - its row stride is A's K (rounded up to whole tiles) plus 64 bytes.
+  ///   A's own stride is a power of two in most models (K = 1024, 4096: 2, 8
+  ///   KB), which puts the 16 rows of a tile into one or two L1 sets: they
+  ///   evict each other (64x4096x4096 bf16: 5.6 ms with K = 4096, 4.1 ms with
+  ///   K = 4128, the same process);
+  /// - the K tail is zero-padded to a whole tile and the rows to a multiple
+  ///   of 16, so every product reads whole 16 x 64-byte tiles.
+  /// The whole tiles are copied by the tile unit itself (a load and a store
+  /// per KB: this code runs after vectorization, a linalg.copy would become
+  /// scalar loops); the K tail and the last rows % 16 by linalg.
+  ASource copyA(Value rows, Value rows16) {
+    Value c0 = index(0);
+    int64_t paddedGroups = fullGroups() + (tailGroups() > 0 ? kTileRows : 0);
+    int64_t rowGroups = paddedGroups + kTileRows;
+    Value rowsPad = arith::AddIOp::create(b, loc, rows16,
+                                          arith::SelectOp::create(b, loc,
+                                                                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                                                                        rows16, rows),
+                                                                  index(kTileRows), c0));
+    Value buf = memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic, rowGroups, mm.vnni}, mm.inType),
+                                        ValueRange{rowsPad});
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(mm.inType));
+    auto fill = [&](ArrayRef<Value> from, ArrayRef<Value> sizes) {
+      SmallVector<OpFoldResult> unit(sizes.size(), b.getIndexAttr(1));
+      Value box = memref::SubViewOp::create(b, loc, buf, getAsOpFoldResult(from), getAsOpFoldResult(sizes), unit);
+      linalg::FillOp::create(b, loc, zero, box);
+    };
+    Value vnni = index(mm.vnni);
+    // Whole tiles.
+    Value aStride = stride(mm.a, 0), bufStride = index(rowGroups * mm.vnni);
+    amx::TileType inTile = tile(mm.inType);
+    auto rowLoop = scf::ForOp::create(b, loc, c0, rows16, index(kTileRows));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(rowLoop.getBody());
+      auto kLoop = scf::ForOp::create(b, loc, c0, index(fullGroups()), index(kTileRows));
+      b.setInsertionPointToStart(kLoop.getBody());
+      ValueRange at{rowLoop.getInductionVar(), kLoop.getInductionVar(), c0};
+      Value t = amx::TileLoadOp::create(b, loc, inTile, mm.a, at, aStride);
+      amx::TileStoreOp::create(b, loc, buf, at, t, bufStride);
+    }
+    // The K tail, zero-padded.
+    if (tailGroups() > 0) {
+      fill({c0, index(fullGroups()), c0}, {rowsPad, index(kTileRows), vnni});
+      copy(mm.a, {c0, index(fullGroups()), c0}, {rows, index(tailGroups()), vnni}, buf,
+           {c0, index(fullGroups()), c0});
+    }
+    // The last rows % 16, zero-padded to 16 (both empty when rows % 16 = 0).
+    Value rest = arith::SubIOp::create(b, loc, rows, rows16);
+    fill({rows16, c0, c0}, {arith::SubIOp::create(b, loc, rowsPad, rows16), index(fullGroups()), vnni});
+    copy(mm.a, {rows16, c0, c0}, {rest, index(fullGroups()), vnni}, buf, {rows16, c0, c0});
+    return ASource{buf, bufStride, buf, bufStride, index(fullGroups())};
+  }
 
   Value roundDown(Value v, int64_t multiple) {
     Value rem = arith::RemUIOp::create(b, loc, v, index(multiple));
@@ -313,15 +359,12 @@ private:
     }
   }
 
-  /// Rows [m, m + count), count < 16: A's rows and C's half-panel rows
-  /// copied into 16-row buffers (A's with its K padded to whole tiles, as
-  /// the tail buffer), one block, C's rows copied back.
-  void restRows(Value m, Value count, Value p, Value h) {
+  /// Rows [m, m + count), count < 16: A's are already zero-padded to 16
+  /// rows (copyA); C's half-panel rows are copied into a 16-row buffer, one
+  /// block, and back.
+  void restRows(Value m, Value count, const ASource &a, Value p, Value h) {
     Value c0 = index(0);
-    int64_t paddedGroups = fullGroups() + (tailGroups() > 0 ? kTileRows : 0);
-    Value aBuf = zeroed(MemRefType::get({kTileRows, paddedGroups, mm.vnni}, mm.inType), {});
     Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, 32}, mm.accType));
-    copy(mm.a, {m, c0, c0}, {count, index(mm.kGroups), index(mm.vnni)}, aBuf, {c0, c0, c0});
     // C[m : m + count][p][h : h + 32] <-> cBuf[0 : count][0 : 32].
     SmallVector<OpFoldResult> unit(3, b.getIndexAttr(1));
     Value cRows = memref::SubViewOp::create(b, loc, mm.c, getAsOpFoldResult(ValueRange{m, p, h}),
@@ -332,12 +375,11 @@ private:
                                                SmallVector<OpFoldResult>{count, b.getIndexAttr(32)},
                                                SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
     linalg::CopyOp::create(b, loc, cRows, cBufRows);
-    Value aStride = index(paddedGroups * mm.vnni);
-    ASource a{aBuf, aStride, aBuf, aStride, index(fullGroups())};
-    auto bufIndices = [&](Value row, Value col) -> SmallVector<Value> { return {row, col}; };
-    block(1, c0, a, p, h, cBuf, index(32), bufIndices);
+    auto bufIndices = [&](Value row, Value col) -> SmallVector<Value> {
+      return {arith::SubIOp::create(b, loc, row, m), col};
+    };
+    block(1, m, a, p, h, cBuf, index(32), bufIndices);
     linalg::CopyOp::create(b, loc, cBufRows, cRows);
-    memref::DeallocOp::create(b, loc, aBuf);
     memref::DeallocOp::create(b, loc, cBuf);
   }
 };

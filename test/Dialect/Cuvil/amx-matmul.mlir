@@ -2,19 +2,28 @@
 // RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{prefetch-groups=0}))' | FileCheck %s --check-prefix=NOPF
 // NOPF-NOT: memref.prefetch
 // The AMX schedule's marked tiles, C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]
-// on buffers, become AMX tile code reading the packed operands in place.
+// on buffers, become AMX tile code reading B in place and A from a copy.
 
 #a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 #c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
 
-// bf16, K = 48 (24 k pairs): one product of 16 pairs, then one of the last
-// 8 read from zero-padded copies (every tile is 16 x 64 bytes); blocks of 32
-// and 16 rows, the rest through 16-row buffers.
+// bf16, K = 48 (24 k pairs): A copied to a buffer with a 48-group (96-element)
+// row stride: its whole 16 x 16-pair tiles by the tile unit, its last 8 pairs
+// zero-padded to 16 and its last rows % 16 zero-padded to 16 by linalg. Then
+// one product of 16 pairs and one of the padded last ones (every tile is 16 x
+// 64 bytes); blocks of 32 and 16 rows, the rest through a 16-row C buffer.
 // CHECK-LABEL: func.func @bf16
 // CHECK-NOT:     linalg.generic
-// CHECK:         %[[ATAIL:.*]] = memref.alloc(%{{.*}}) : memref<?x16x2xbf16>
-// CHECK:         linalg.fill {{.*}} outs(%[[ATAIL]]
+// CHECK:         %[[APAD:.*]] = memref.alloc(%{{.*}}) : memref<?x48x2xbf16>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             %[[T:.*]] = amx.tile_load %arg0[{{.*}}], %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:             amx.tile_store %[[APAD]][{{.*}}], %[[T]], %c96
+// CHECK:         %[[KTAIL:.*]] = memref.subview %[[APAD]][0, 16, 0]
+// CHECK:         linalg.fill {{.*}} outs(%[[KTAIL]]
+// CHECK:         linalg.copy
+// CHECK:         linalg.fill
 // CHECK:         linalg.copy
 // CHECK:         %[[BTAIL:.*]] = memref.alloc() : memref<1x16x64x2xbf16>
 // CHECK:         scf.for
@@ -22,8 +31,8 @@
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK-COUNT-4:       amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
-// CHECK:               amx.tile_load %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
-// CHECK:               amx.tile_load %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
 // CHECK:               amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // The B rows 64 groups ahead, clamped to B's last 16 of 24 groups.
@@ -32,19 +41,19 @@
 // CHECK:               memref.prefetch %arg1[%{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}], read, locality<2>, data
 // CHECK-COUNT-31:      memref.prefetch %arg1
 // CHECK-NOT:           memref.prefetch
-// CHECK:               amx.tile_load %[[ATAIL]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:               amx.tile_load %[[APAD]][%{{.*}}, %c16{{.*}} into !amx.tile<16x32xbf16>
 // CHECK:               amx.tile_load %[[BTAIL]]{{.*}} into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // CHECK-COUNT-4:       amx.tile_store
 // CHECK:             scf.for
 // CHECK-COUNT-2:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>
 // CHECK:             scf.if
-// CHECK:               memref.alloc() : memref<16x32x2xbf16>
+// CHECK-NOT:           memref.alloc() : memref<16x32x2xbf16>
 // CHECK:               memref.alloc() : memref<16x32xf32>
 // CHECK:               linalg.copy
 // CHECK:               amx.tile_mulf
 // CHECK:               linalg.copy
-// CHECK:         memref.dealloc %[[ATAIL]]
+// CHECK:         memref.dealloc %[[APAD]]
 // CHECK:         memref.dealloc %[[BTAIL]]
 func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
                 %B: memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>>,
