@@ -519,4 +519,17 @@ def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def CuvilBf16VectorMemoryAsI16 : Pass<"cuvil-bf16-vector-memory-as-i16", "::mlir::ModuleOp"> {
+  let summary = "Load and store bf16 vectors of length 8k + 1 as i16 vectors";
+  let description = [{
+    On the LLVM dialect, before translation: each `llvm.load` / `llvm.store`
+    of a `vector<N x bf16>` with N = 8k + 1 > 8 becomes the same op on
+    `vector<N x i16>` with an `llvm.bitcast`. LLVM 22's x86 backend aborts on
+    such bf16 vector loads and stores on AVX-512 targets (a vectorized copy
+    of 33-element bf16 rows, e.g. a bf16 matmul with K = 33); i16 vectors
+    of every length work.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // CUVIL_PASSES

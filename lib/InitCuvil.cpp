@@ -14,6 +14,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilCheckGatherIndices();
     registerCuvilCollapseParallelLoops();
     registerCuvilAmxMatmul();
+    registerCuvilBf16VectorMemoryAsI16();
     registerCuvilCollapseShortRows();
     registerCuvilEarlyDealloc();
     registerCuvilFoldUnitExtentDims();

@@ -89,6 +89,21 @@ def test_precision_option_on_fp32_models(name, precision):
     assert rel > 1e-5, rel
 
 
+# K = 33 and 17: A's rows are copied as 33- / 17-element bf16 vectors into
+# their even-K padding, a vector length (8k + 1) that aborted llc on AVX-512
+# hosts (cuvil-bf16-vector-memory-as-i16).
+@pytest.mark.parametrize("k", [33, 17])
+def test_precision_bf16_with_odd_k(k):
+    torch.manual_seed(3)
+    layer = torch.nn.Linear(k, 200, bias=False).eval()
+    x = torch.randn(37, k)
+    with torch.no_grad():
+        ref = layer(x)
+        got = CompiledModule(layer, (x,), precision="bf16")(x)
+    rel = _max_error(got, ref) / float(ref.abs().max())
+    assert 1e-5 < rel <= 0.03, rel
+
+
 def test_precision_truncates_operands_not_accumulators():
     model32, make = MODELS["mlp"]
     x = make()
