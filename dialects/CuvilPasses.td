@@ -491,7 +491,7 @@ def CuvilProfileKernels : Pass<"cuvil-profile-kernels", "::mlir::ModuleOp"> {
 }
 
 def CuvilFoldZeroTripLinalg : Pass<"cuvil-fold-zero-trip-linalg", "::mlir::func::FuncOp"> {
-  let summary = "Replace linalg ops whose loops run zero times by their inits";
+  let summary = "Replace linalg ops whose loops run zero times by their inits, empty tensors by tensor.empty";
   let description = [{
     A linalg op on tensors whose static iteration domain has an extent of 0
     (a matmul with K = 0, anything over an empty dimension) runs its body
@@ -499,8 +499,16 @@ def CuvilFoldZeroTripLinalg : Pass<"cuvil-fold-zero-trip-linalg", "::mlir::func:
     contraction, the zero fill). Upstream tiling asserts on such ops (MLIR
     22.1.8, `computeAllSliceParameters`: "expected as many ivs as non-zero
     sizes"), so they are replaced before any schedule sees them.
+
+    Likewise every side-effect-free op whose results are tensors with a
+    static 0 among their dims (fully static, or slices, whose sizes are
+    their operands) is replaced by `tensor.empty`: a tensor with no
+    elements needs nothing computed. Canonicalization otherwise folds a
+    zero-size `tensor.extract_slice` at offset 0 of an empty dim into one
+    its own verifier rejects ("offset 0 is out-of-bounds: 0 >= 0"): `roll`,
+    `t`, `constant_pad_nd` of empty tensors failed to compile.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {

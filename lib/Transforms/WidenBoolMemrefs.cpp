@@ -1,13 +1,16 @@
 //===- WidenBoolMemrefs.cpp - i1 buffers stored as i8 ---------------------===//
 // Runs on memrefs (after bufferization and convert-linalg-to-loops), where
-// the only ops that touch element values are loads and stores; every other
-// op just carries the memref type along and is cloned with the new type.
+// the only ops that touch element values are loads and stores (scalar, and
+// the vector transfers of ops a schedule vectorized, e.g. a bool transpose);
+// every other op just carries the memref type along and is cloned with the
+// new type.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::cuvil {
@@ -48,6 +51,41 @@ struct WidenStore : OpConversionPattern<memref::StoreOp> {
   }
 };
 
+/// The i8 vector of an i1 vector's shape.
+VectorType bytesOf(VectorType bits) { return bits.clone(IntegerType::get(bits.getContext(), 8)); }
+
+/// A vector read of i1 from a bool memref: the bytes read, truncated.
+struct WidenTransferRead : OpConversionPattern<vector::TransferReadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!isBoolMemref(op.getBase().getType()))
+      return failure();
+    Location loc = op.getLoc();
+    Value padding = arith::ExtUIOp::create(rewriter, loc, rewriter.getI8Type(), adaptor.getPadding());
+    auto bytes = vector::TransferReadOp::create(rewriter, loc, bytesOf(op.getVectorType()), adaptor.getBase(),
+                                                adaptor.getIndices(), op.getPermutationMapAttr(), padding,
+                                                adaptor.getMask(), op.getInBoundsAttr());
+    rewriter.replaceOpWithNewOp<arith::TruncIOp>(op, op.getVectorType(), bytes);
+    return success();
+  }
+};
+
+/// A vector write of i1 to a bool memref: the bits extended to bytes.
+struct WidenTransferWrite : OpConversionPattern<vector::TransferWriteOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult matchAndRewrite(vector::TransferWriteOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    if (!isBoolMemref(op.getBase().getType()))
+      return failure();
+    Value bytes = arith::ExtUIOp::create(rewriter, op.getLoc(), bytesOf(op.getVectorType()), adaptor.getValueToStore());
+    rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(op, bytes, adaptor.getBase(), adaptor.getIndices(),
+                                                         op.getPermutationMapAttr(), adaptor.getMask(),
+                                                         op.getInBoundsAttr());
+    return success();
+  }
+};
+
 /// memref.global of i1: same global, i8 type, initial value widened.
 struct WidenGlobal : OpConversionPattern<memref::GlobalOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -77,7 +115,8 @@ struct RetypeOp : ConversionPattern {
       : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/0, ctx) {}
   LogicalResult matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter &rewriter) const override {
-    if (op->getNumRegions() != 0 || isa<memref::LoadOp, memref::StoreOp>(op))
+    if (op->getNumRegions() != 0 ||
+        isa<memref::LoadOp, memref::StoreOp, vector::TransferReadOp, vector::TransferWriteOp>(op))
       return failure();
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
@@ -138,7 +177,7 @@ BoolMemrefTypeConverter::BoolMemrefTypeConverter() {
 
 void mlir::cuvil::populateWidenBoolMemrefsPatterns(const TypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<WidenLoad, WidenStore, WidenGlobal>(converter, ctx);
+  patterns.add<WidenLoad, WidenStore, WidenGlobal, WidenTransferRead, WidenTransferWrite>(converter, ctx);
   patterns.add<RetypeOp>(converter, ctx);
   populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns, converter);
   populateReturnOpTypeConversionPattern(patterns, converter);

@@ -639,7 +639,29 @@ def signbit(x):
     return (x < 0) | ((x == 0) & (1.0 / x < 0))
 
 
+def roll(x, shifts, dims=()):
+    """aten.roll as a concat of two slices per rolled dim, each shift taken
+    modulo its dim's size as eager does: torch-mlir's lowering did not (a
+    shift of -7 on a dim of 6 returned wrong values, silently)."""
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if not all(isinstance(v, int) for v in (*shifts, *x.shape)):
+        return NotImplemented
+    if not dims:   # the flattened tensor, rolled
+        return roll(x.reshape(-1), shifts, [0]).reshape(x.shape)
+    if len(shifts) != len(dims):
+        return NotImplemented
+    out = x.clone()
+    for shift, dim in zip(shifts, dims):
+        size = out.shape[dim]
+        shift = shift % size if size else 0
+        if shift:
+            out = torch.cat((out.narrow(dim, size - shift, shift), out.narrow(dim, 0, size - shift)), dim)
+    return out
+
+
 DECOMPOSITIONS = {
+    aten.roll.default: roll,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.angle.default: angle,

@@ -142,3 +142,27 @@ func.func @untouched(%m: memref<4xi8>, %f: memref<4xf32>, %t: tensor<4xi1>, %x: 
   %t2 = tensor.insert %b into %t[%c0] : tensor<4xi1>
   return %t2 : tensor<4xi1>
 }
+
+// -----
+
+// A vectorized bool transpose: the vector transfers read and write bytes;
+// the padding is widened, the bits truncated after the read and extended
+// before the write.
+// CHECK-LABEL: func.func @transfers
+// CHECK-SAME:    (%[[IN:.*]]: memref<1x2xi8>, %[[OUT:.*]]: memref<2x1xi8>)
+// CHECK:         %[[PAD:.*]] = arith.extui %{{.*}} : i1 to i8
+// CHECK:         %[[BYTES:.*]] = vector.transfer_read %[[IN]][%{{.*}}, %{{.*}}], %[[PAD]], %{{.*}} {in_bounds = [true, true]} : memref<1x2xi8>, vector<16x16xi8>
+// CHECK:         %[[BITS:.*]] = arith.trunci %[[BYTES]] : vector<16x16xi8> to vector<16x16xi1>
+// CHECK:         %[[T:.*]] = vector.transpose %[[BITS]], [1, 0]
+// CHECK:         %[[W:.*]] = arith.extui %[[T]] : vector<16x16xi1> to vector<16x16xi8>
+// CHECK:         vector.transfer_write %[[W]], %[[OUT]]{{.*}} : vector<16x16xi8>, memref<2x1xi8>
+func.func @transfers(%in: memref<1x2xi1>, %out: memref<2x1xi1>) {
+  %pad = ub.poison : i1
+  %c0 = arith.constant 0 : index
+  %m = vector.constant_mask [1, 2] : vector<16x16xi1>
+  %r = vector.transfer_read %in[%c0, %c0], %pad, %m {in_bounds = [true, true]} : memref<1x2xi1>, vector<16x16xi1>
+  %t = vector.transpose %r, [1, 0] : vector<16x16xi1> to vector<16x16xi1>
+  %mt = vector.constant_mask [2, 1] : vector<16x16xi1>
+  vector.transfer_write %t, %out[%c0, %c0], %mt {in_bounds = [true, true]} : vector<16x16xi1>, memref<2x1xi1>
+  return
+}
