@@ -16,9 +16,11 @@
 //
 // Per panel and half panel (32 columns: 2 accumulator tiles), blocks of 32
 // rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8 tile registers), then
-// one block of 16 rows; the last rows % 16 are copied to a 16-row buffer
-// (the tile unit reads and writes 16 whole rows). All tiles have the one
-// shape 16 x 64 bytes (see emit()). K runs in chunks of
+// one block of 16 rows; the last rows % 16 read A's zero-padded copy and
+// C through a 16-row buffer (the tile unit reads and writes 16 whole rows).
+// All tiles have the one shape 16 x 64 bytes: LLVM fixes a tile register's
+// shape per function, so tiles of a second shape next to four live
+// accumulators run out of registers. K runs in chunks of
 // kStepsPerChunk tile products, unrolled; the accumulators are loaded from C
 // before a chunk and stored after it. They are not carried across an scf.for
 // instead: a loop-carried !amx.tile becomes a block argument that
@@ -26,7 +28,7 @@
 // convert-vector-to-llvm only). With 16 products per chunk, the accumulators'
 // round trip through L1 is 1 load and 1 store per 16 tile products.
 // K that is not a multiple of 16 k groups ends in one product of tiles read
-// from zero-padded copies of A's and B's last groups.
+// from A's copy (zero-padded there) and a zero-padded copy of B's last groups.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include <algorithm>
