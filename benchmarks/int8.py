@@ -15,6 +15,9 @@ Systems, per workload and thread count:
   ort-int8-dynamic    onnxruntime.quantization.quantize_dynamic (QInt8 weights)
   ort-int8-qdq        quantize_static (QDQ, the same 8 calibration batches)
   cuvil-onnx-qdq      cuvil.compile of that same QDQ file (its matmuls on the int8 kernels)
+  openvino-int8-qdq   OpenVINO's CPU plugin on that same QDQ file (its low-precision
+                      transformations run the Q/DQ-wrapped ops on int8 kernels; the
+                      rest at OpenVINO's default precision: bf16 on AMX hosts)
   cuvil-int8-weight   precision="int8-weight" (weight-only, per output channel)
   cuvil-int4-weight   precision="int4-weight" (weight-only, groups of 128)
   eager-fp32, inductor-fp32  PyTorch itself on the fp32 model
@@ -165,6 +168,28 @@ def _cuvil_onnx(kind):
     return prepare
 
 
+def _openvino_qdq(model, make, threads):
+    """OpenVINO on the QDQ file onnxruntime runs, with its default settings
+    but for the thread count and latency mode: what a user of OpenVINO int8
+    would run."""
+    try:
+        import onnxruntime  # noqa: F401 - it makes the quantized file
+        import openvino as ov
+    except ImportError as err:
+        raise systems.Skip(f"{err.name} not installed (pip install .[bench] openvino)")
+    path = _onnx_file(model, make, "int8-qdq")
+    t = time.perf_counter()
+    compiled = ov.Core().compile_model(path, "CPU", {"INFERENCE_NUM_THREADS": threads,
+                                                     "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+
+    def run(x):
+        request.infer([v.numpy() for v in x])
+        return torch.from_numpy(request.get_output_tensor(0).data.copy())
+    run(make())
+    return run, time.perf_counter() - t
+
+
 def _eager(model, make, threads):
     torch.set_num_threads(threads)
     return (lambda x: model(*x)), 0.0
@@ -202,7 +227,7 @@ SYSTEMS = {"cuvil-fp32": _cuvil("fp32"), "cuvil-int8": _cuvil("int8"),
            "eager-fp32": _eager, "inductor-fp32": _inductor_fp32, "torchao-int8-weight": _torchao_int8_weight,
            "cuvil-int8-dynamic": _cuvil("int8-dynamic"), "inductor-int8": _inductor_int8,
            "ort-fp32": _ort("fp32"), "ort-int8-dynamic": _ort("int8-dynamic"), "ort-int8-qdq": _ort("int8-qdq"),
-           "cuvil-onnx-qdq": _cuvil_onnx("int8-qdq")}
+           "cuvil-onnx-qdq": _cuvil_onnx("int8-qdq"), "openvino-int8-qdq": _openvino_qdq}
 
 
 def host() -> dict:
