@@ -181,7 +181,9 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"prefetchGroups", "prefetch-groups", "int64_t", /*default=*/"64",
-           "K groups ahead of the current product to prefetch B's rows (0: none)">
+           "K groups ahead of the current product to prefetch B's rows (0: none)">,
+    Option<"interleaveLoads", "interleave-loads", "bool", /*default=*/"true",
+           "load each A / B tile just before its first product (else all four first)">
   ];
   let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
