@@ -187,7 +187,7 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
   ];
   let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
 def CuvilCollapseShortRows : Pass<"cuvil-collapse-short-rows", "::mlir::func::FuncOp"> {

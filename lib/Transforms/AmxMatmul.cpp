@@ -41,6 +41,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILAMXMATMUL
@@ -153,13 +154,15 @@ public:
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
     ASource a = copyA(rows, rows16);
     if (tailGroups() > 0)
-      bTail = zeroed(MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType), {});
+      bTail = memref::AllocOp::create(b, loc, MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType));
     auto panelLoop = scf::ForOp::create(b, loc, c0, panels, index(1));
     b.setInsertionPointToStart(panelLoop.getBody());
     Value p = panelLoop.getInductionVar();
-    if (bTail)
-      copy(mm.b, {p, index(fullGroups()), c0, c0}, {index(1), index(tailGroups()), index(kPanel), index(mm.vnni)},
-           bTail, {c0, c0, c0, c0});
+    if (bTail) {
+      Value groups = index(tailGroups()), all = index(kTileRows), panel = index(kPanel), v = index(mm.vnni);
+      copyRows(rowView(mm.b, {p, index(fullGroups()), c0, c0}, {index(1), groups, panel, v}, 1), groups,
+               rowView(bTail, {c0, c0, c0, c0}, {index(1), all, panel, v}, 1), all, kPanel * mm.vnni);
+    }
     auto halfLoop = scf::ForOp::create(b, loc, c0, index(kPanel), index(32));
     b.setInsertionPointToStart(halfLoop.getBody());
     Value h = halfLoop.getInductionVar();
@@ -197,8 +200,7 @@ private:
   /// - the K tail is zero-padded to a whole tile and the rows to a multiple
   ///   of 16, so every product reads whole 16 x 64-byte tiles.
   /// The whole tiles are copied by the tile unit itself (a load and a store
-  /// per KB: this code runs after vectorization, a linalg.copy would become
-  /// scalar loops); the K tail and the last rows % 16 by linalg.
+  /// per KB); the K tail and the last rows % 16 by copyRows().
   ASource copyA(Value rows, Value rows16) {
     Value c0 = index(0);
     int64_t paddedGroups = fullGroups() + (tailGroups() > 0 ? kTileRows : 0);
@@ -210,12 +212,6 @@ private:
                                                                   index(kTileRows), c0));
     Value buf = memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic, rowGroups, mm.vnni}, mm.inType),
                                         ValueRange{rowsPad});
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(mm.inType));
-    auto fill = [&](ArrayRef<Value> from, ArrayRef<Value> sizes) {
-      SmallVector<OpFoldResult> unit(sizes.size(), b.getIndexAttr(1));
-      Value box = memref::SubViewOp::create(b, loc, buf, getAsOpFoldResult(from), getAsOpFoldResult(sizes), unit);
-      linalg::FillOp::create(b, loc, zero, box);
-    };
     Value vnni = index(mm.vnni);
     // Whole tiles.
     Value aStride = stride(mm.a, 0), bufStride = index(rowGroups * mm.vnni);
@@ -231,15 +227,16 @@ private:
       amx::TileStoreOp::create(b, loc, buf, at, t, bufStride);
     }
     // The K tail, zero-padded.
-    if (tailGroups() > 0) {
-      fill({c0, index(fullGroups()), c0}, {rowsPad, index(kTileRows), vnni});
-      copy(mm.a, {c0, index(fullGroups()), c0}, {rows, index(tailGroups()), vnni}, buf,
-           {c0, index(fullGroups()), c0});
+    Value full = index(fullGroups());
+    if (tailGroups() > 0)
+      copyRows(rowView(mm.a, {c0, full, c0}, {rows, index(tailGroups()), vnni}, 0), rows,
+               rowView(buf, {c0, full, c0}, {rowsPad, index(kTileRows), vnni}, 0), rowsPad, kTileRows * mm.vnni);
+    // The last rows % 16, zero-padded to 16 (no rows when rows % 16 = 0).
+    if (fullGroups() > 0) {
+      Value rest = arith::SubIOp::create(b, loc, rows, rows16), restPad = arith::SubIOp::create(b, loc, rowsPad, rows16);
+      copyRows(rowView(mm.a, {rows16, c0, c0}, {rest, full, vnni}, 0), rest,
+               rowView(buf, {rows16, c0, c0}, {restPad, full, vnni}, 0), restPad, fullGroups() * mm.vnni);
     }
-    // The last rows % 16, zero-padded to 16 (both empty when rows % 16 = 0).
-    Value rest = arith::SubIOp::create(b, loc, rows, rows16);
-    fill({rows16, c0, c0}, {arith::SubIOp::create(b, loc, rowsPad, rows16), index(fullGroups()), vnni});
-    copy(mm.a, {rows16, c0, c0}, {rest, index(fullGroups()), vnni}, buf, {rows16, c0, c0});
     return ASource{buf, bufStride, buf, bufStride, index(fullGroups())};
   }
 
@@ -254,21 +251,55 @@ private:
     return meta.getStrides()[dim];
   }
 
-  /// A new buffer of `type` (`dynamicSizes` for its ? dims) filled with zeros.
-  Value zeroed(MemRefType type, ValueRange dynamicSizes) {
-    Value buffer = memref::AllocOp::create(b, loc, type, dynamicSizes);
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-    linalg::FillOp::create(b, loc, zero, buffer);
-    return buffer;
+  /// The box of `sizes` at `offsets` in `mem` as a 2-D memref of rows:
+  /// dimension `rowDim` indexes the rows, the dimensions after it (contiguous
+  /// in memory) make one row, the ones before it have size 1 and are dropped.
+  Value rowView(Value mem, ArrayRef<Value> offsets, ArrayRef<Value> sizes, unsigned rowDim) {
+    auto type = cast<MemRefType>(mem.getType());
+    SmallVector<OpFoldResult> offs = getAsOpFoldResult(offsets), szs = getAsOpFoldResult(sizes);
+    SmallVector<OpFoldResult> unit(type.getRank(), b.getIndexAttr(1));
+    SmallVector<int64_t> shape;
+    for (int64_t d = rowDim; d < type.getRank(); ++d)
+      shape.push_back(getConstantIntValue(szs[d]).value_or(ShapedType::kDynamic));
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(shape, type, offs, szs, unit);
+    Value view = memref::SubViewOp::create(b, loc, viewType, mem, offs, szs, unit);
+    ReassociationIndices row;
+    for (int64_t d = 1; d < static_cast<int64_t>(shape.size()); ++d)
+      row.push_back(d);
+    return row.size() > 1 ? memref::CollapseShapeOp::create(b, loc, view, {ReassociationIndices{0}, row}).getResult()
+                          : view;
   }
 
-  /// Copies the box of `sizes` at `from` in `src` to `to` in `dst`.
-  void copy(Value src, ArrayRef<Value> from, ArrayRef<Value> sizes, Value dst, ArrayRef<Value> to) {
-    SmallVector<OpFoldResult> unit(sizes.size(), b.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizesOfr = getAsOpFoldResult(sizes);
-    Value s = memref::SubViewOp::create(b, loc, src, getAsOpFoldResult(from), sizesOfr, unit);
-    Value d = memref::SubViewOp::create(b, loc, dst, getAsOpFoldResult(to), sizesOfr, unit);
-    linalg::CopyOp::create(b, loc, s, d);
+  /// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
+  /// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
+  /// contiguous rows, `width` a multiple of 64 bytes). As 64-byte vectors:
+  /// this runs after vectorization, where a linalg.copy or fill becomes a
+  /// scalar loop nest (the int8 ResNet-18 stem's 196 tiles spent most of
+  /// their time in those).
+  void copyRows(Value src, Value srcRows, Value dst, Value dstRows, int64_t width) {
+    Type elem = cast<MemRefType>(dst.getType()).getElementType();
+    int64_t lanes = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
+    assert(width % lanes == 0 && "rows are whole 64-byte vectors");
+    auto vectorType = VectorType::get({lanes}, elem);
+    Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+    Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
+    auto forEachVector = [&](Value from, Value to, const std::function<void(Value, Value)> &body) {
+      OpBuilder::InsertionGuard guard(b);
+      auto rowLoop = scf::ForOp::create(b, loc, from, to, index(1));
+      b.setInsertionPointToStart(rowLoop.getBody());
+      auto colLoop = scf::ForOp::create(b, loc, index(0), index(width), index(lanes));
+      b.setInsertionPointToStart(colLoop.getBody());
+      body(rowLoop.getInductionVar(), colLoop.getInductionVar());
+    };
+    forEachVector(index(0), srcRows, [&](Value r, Value col) {
+      Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
+                                               ArrayRef<bool>{false});
+      vector::TransferWriteOp::create(b, loc, v, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+    });
+    if (dstRows)
+      forEachVector(srcRows, dstRows, [&](Value r, Value col) {
+        vector::TransferWriteOp::create(b, loc, zeros, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+      });
   }
 
   amx::TileType tile(Type elem) {
@@ -384,20 +415,13 @@ private:
     Value m = rows16, count = arith::SubIOp::create(b, loc, rows, rows16);
     Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, 32}, mm.accType));
     // C[m : m + count][p][h : h + 32] <-> cBuf[0 : count][0 : 32].
-    SmallVector<OpFoldResult> unit(3, b.getIndexAttr(1));
-    Value cRows = memref::SubViewOp::create(b, loc, mm.c, getAsOpFoldResult(ValueRange{m, p, h}),
-                                            SmallVector<OpFoldResult>{count, b.getIndexAttr(1), b.getIndexAttr(32)},
-                                            unit);
-    cRows = memref::CollapseShapeOp::create(b, loc, cRows, SmallVector<ReassociationIndices>{{0, 1}, {2}});
-    Value cBufRows = memref::SubViewOp::create(b, loc, cBuf, getAsOpFoldResult(ValueRange{c0, c0}),
-                                               SmallVector<OpFoldResult>{count, b.getIndexAttr(32)},
-                                               SmallVector<OpFoldResult>(2, b.getIndexAttr(1)));
-    linalg::CopyOp::create(b, loc, cRows, cBufRows);
+    Value cRows = rowView(mm.c, {m, p, h}, {count, index(1), index(32)}, 0);
     CIndices bufIndices = [&, m](Value row, Value col) -> SmallVector<Value> {
       return {arith::SubIOp::create(b, loc, row, m), col};
     };
+    copyRows(cRows, count, cBuf, Value(), 32);
     body(1, m, cBuf, index(32), bufIndices);
-    linalg::CopyOp::create(b, loc, cBufRows, cRows);
+    copyRows(cBuf, count, cRows, Value(), 32);
     memref::DeallocOp::create(b, loc, cBuf);
   }
 

@@ -18,7 +18,8 @@
 
 // bf16, K = 48 (24 k pairs): A copied to a buffer with a 48-group (96-element)
 // row stride: its whole 16 x 16-pair tiles by the tile unit, its last 8 pairs
-// zero-padded to 16 and its last rows % 16 zero-padded to 16 by linalg. Then
+// zero-padded to 16 and its last rows % 16 zero-padded to 16 by 64-byte vector
+// copies (a linalg.copy here would become a scalar loop nest). Then
 // one product of 16 pairs and one of the padded last ones (every tile is 16 x
 // 64 bytes); blocks of 32 and 16 rows, the rest through a 16-row C buffer.
 // CHECK-LABEL: func.func @bf16
@@ -29,13 +30,20 @@
 // CHECK:             %[[T:.*]] = amx.tile_load %arg0[{{.*}}], %{{.*}} : memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK:             amx.tile_store %[[APAD]][{{.*}}], %[[T]], %c96
 // CHECK:         %[[KTAIL:.*]] = memref.subview %[[APAD]][0, 16, 0]
-// CHECK:         linalg.fill {{.*}} outs(%[[KTAIL]]
-// CHECK:         linalg.copy
-// CHECK:         linalg.fill
-// CHECK:         linalg.copy
+// CHECK:         %[[KTAILROWS:.*]] = memref.collapse_shape %[[KTAIL]] {{\[\[}}0], [1, 2]]
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             %[[V:.*]] = vector.transfer_read %{{.*}} : memref<?x16xbf16, strided<[48, 1], offset: ?>>, vector<32xbf16>
+// CHECK:             vector.transfer_write %[[V]], %[[KTAILROWS]]{{.*}} {in_bounds = [true]}
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             vector.transfer_write %{{.*}}, %[[KTAILROWS]]
+// CHECK:         vector.transfer_read %{{.*}} : memref<?x32xbf16, strided<[48, 1], offset: ?>>, vector<32xbf16>
+// CHECK:         vector.transfer_write
 // CHECK:         %[[BTAIL:.*]] = memref.alloc() : memref<1x16x64x2xbf16>
 // CHECK:         scf.for
-// CHECK:           linalg.copy
+// CHECK:           vector.transfer_read %{{.*}} : memref<8x128xbf16, strided<[128, 1], offset: ?>>, vector<32xbf16>
+// CHECK:           vector.transfer_write %{{.*}} : vector<32xbf16>, memref<16x128xbf16, strided<[128, 1]>>
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK-COUNT-4:       amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
@@ -61,9 +69,9 @@
 // CHECK:             scf.if
 // CHECK-NOT:           memref.alloc() : memref<16x32x2xbf16>
 // CHECK:               memref.alloc() : memref<16x32xf32>
-// CHECK:               linalg.copy
+// CHECK:               vector.transfer_read {{.*}} vector<16xf32>
 // CHECK:               amx.tile_mulf
-// CHECK:               linalg.copy
+// CHECK:               vector.transfer_read {{.*}} : memref<16x32xf32>, vector<16xf32>
 // CHECK:         memref.dealloc %[[APAD]]
 // CHECK:         memref.dealloc %[[BTAIL]]
 func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
