@@ -7,6 +7,9 @@
 // the plain panel contractions (C[m][n/64][64] += A[m][k] * B[n/64][k][64]):
 // a decode step's M = 1 matmul would lose its m loop and no longer be the
 // rank-4 op that matmul_cpu.mlir schedules.
+// Also kept: a unit loop inside a window expression (`d2 * 2 + d5`, torch-
+// mlir's max_pool3d over a depth-1 output) that would become the bare loop
+// `d5` of a larger operand dimension: upstream folds it into an invalid op.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -71,6 +74,23 @@ bool initializesKeptContraction(Operation *op) {
   return g && g.isDpsInit(&use) && (isVnniContraction(g) || isPanelContraction(g));
 }
 
+/// The loops of `dims` that upstream may drop: not those whose removal
+/// turns a compound operand expression into a bare loop (`d2 * 2 + d5` with
+/// d2 = 0 is `d5`, which would then have to span the operand's whole dim).
+SmallVector<unsigned> withoutWindowLoops(linalg::GenericOp g, SmallVector<unsigned> dims) {
+  MLIRContext *ctx = g.getContext();
+  llvm::erase_if(dims, [&](unsigned d) {
+    AffineExpr zero = getAffineConstantExpr(0, ctx);
+    for (AffineMap map : g.getIndexingMapsArray())
+      for (AffineExpr e : map.getResults())
+        if (!isa<AffineDimExpr>(e) && e.isFunctionOfDim(d) &&
+            isa<AffineDimExpr>(simplifyAffineExpr(e.replace(getAffineDimExpr(d, ctx), zero), map.getNumDims(), 0)))
+          return true;
+    return false;
+  });
+  return dims;
+}
+
 struct CuvilFoldUnitExtentDimsPass
     : cuvil::impl::CuvilFoldUnitExtentDimsBase<CuvilFoldUnitExtentDimsPass> {
   using Base::Base;
@@ -83,6 +103,8 @@ struct CuvilFoldUnitExtentDimsPass
         return {};
       if (initializesKeptContraction(op))
         return {};
+      if (auto g = dyn_cast<linalg::GenericOp>(op))
+        return withoutWindowLoops(g, upstream(op));
       return upstream(op);
     };
     RewritePatternSet patterns(&getContext());

@@ -76,6 +76,53 @@ def adaptive_max_pool2d(x, output_size):
     return values, torch.gather(flat, -1, pick.unsqueeze(-1)).squeeze(-1)
 
 
+def _pool_windows(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool):
+    """Input positions [out, kernel] of max pooling's windows along one dim
+    (PyTorch's output size: in ceil mode the last window must start inside
+    the input or its left padding) and which of them are inside the input."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    at = torch.arange(out).unsqueeze(1) * stride - padding + torch.arange(kernel).unsqueeze(0) * dilation
+    return at, (at >= 0) & (at < size), out
+
+
+def max_pool2d_with_indices(x, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    """aten.max_pool2d_with_indices of integers, as a gather of each window
+    and a max over it, with eager's flat h * W + w index of the window's
+    first maximum. torch-mlir's lowering compares integers with arith.cmpf
+    (an invalid op). Floats stay with torch-mlir."""
+    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool or x.dim() not in (3, 4):
+        return NotImplemented
+
+    def pair(v):
+        v = [v] if isinstance(v, int) else list(v)
+        return v * 2 if len(v) == 1 else v
+    (kh, kw), (sh, sw) = pair(kernel_size), pair(stride or kernel_size)
+    (ph, pw), (dh, dw) = pair(padding), pair(dilation)
+    h, w = x.shape[-2:]
+    if not all(isinstance(v, int) for v in (h, w)):
+        return NotImplemented
+    rows, row_in, oh = _pool_windows(h, kh, sh, ph, dh, ceil_mode)
+    cols, col_in, ow = _pool_windows(w, kw, sw, pw, dw, ceil_mode)
+    rows, cols = rows.clamp(0, h - 1), cols.clamp(0, w - 1)
+    lead = x.shape[:-2]
+    gathered = x.index_select(-2, rows.reshape(-1)).index_select(-1, cols.reshape(-1))
+    gathered = gathered.reshape(*lead, oh, kh, ow, kw).movedim(-3, -2).reshape(*lead, oh, ow, kh * kw)
+    inside = (row_in.reshape(oh, 1, kh, 1) & col_in.reshape(1, ow, 1, kw)).reshape(oh, ow, kh * kw)
+    if x.dtype == torch.uint8:   # Cuvil's max reductions take signed integers
+        gathered = gathered.to(torch.int32)
+    values = torch.where(inside, gathered, torch.full_like(gathered, torch.iinfo(gathered.dtype).min)).amax(-1)
+    # The first inside position holding the maximum (padding never wins,
+    # even against a maximum equal to the dtype's lowest value).
+    first = ((gathered == values.unsqueeze(-1)) & inside).to(torch.int32).argmax(-1)
+    values = values.to(x.dtype)
+    flat = (rows.reshape(oh, 1, kh, 1) * w + cols.reshape(1, ow, 1, kw)).reshape(oh, ow, kh * kw)
+    flat = flat.expand(*lead, oh, ow, kh * kw)
+    return values, torch.gather(flat, -1, first.unsqueeze(-1)).squeeze(-1)
+
+
 def adaptive_max_pool1d(x, output_size):
     """aten.adaptive_max_pool1d as the 2-d one over a unit height."""
     if x.dim() not in (2, 3):
@@ -373,6 +420,30 @@ def maximum(a, b):
 def minimum(a, b):
     """aten.minimum (see _extreme)."""
     return _extreme(a, b, larger=False)
+
+
+def _nan_ignoring_extreme(a, b, larger: bool):
+    """fmax / fmin: the other operand where one is NaN, NaN only where both
+    are (C's fmax). torch-mlir's lowering fails on a 0-d operand (a
+    tensor.cast of tensor<i1> to tensor<5xi1>)."""
+    dtype = torch.result_type(a, b)
+    if dtype.is_complex:
+        return NotImplemented
+    a, b = a.to(dtype), b.to(dtype)
+    take_a = (a > b) if larger else (a < b)
+    if dtype.is_floating_point:
+        take_a = take_a | torch.isnan(b)
+    return torch.where(take_a, a, b)
+
+
+def fmax(a, b):
+    """aten.fmax (see _nan_ignoring_extreme)."""
+    return _nan_ignoring_extreme(a, b, larger=True)
+
+
+def fmin(a, b):
+    """aten.fmin (see _nan_ignoring_extreme)."""
+    return _nan_ignoring_extreme(a, b, larger=False)
 
 
 def _self_comparison(holds_for_numbers: bool):
@@ -687,6 +758,9 @@ DECOMPOSITIONS = {
     aten.hardtanh.default: hardtanh,
     aten.maximum.default: maximum,
     aten.minimum.default: minimum,
+    aten.fmax.default: fmax,
+    aten.fmin.default: fmin,
+    aten.max_pool2d_with_indices.default: max_pool2d_with_indices,
     aten.eq.Tensor: _self_comparison(True),
     aten.le.Tensor: _self_comparison(True),
     aten.ge.Tensor: _self_comparison(True),

@@ -150,3 +150,35 @@ def test_norms_diagonal_and_strided_scatters():
                 lambda t, v: t.index_reduce(1, torch.tensor([0, 2, 0]), t[:, :3] * 2, "amax"),
                 lambda t, v: t.index_reduce(0, torch.tensor([3, 1]), t[:2], "mean", include_self=False))
     assert_matches_eager(model, m, torch.randn(5))
+
+
+def test_fmax_fmin_ignore_nan_and_broadcast_0d():
+    # A 0-d second operand failed in torch-mlir's lowering (a tensor.cast of
+    # tensor<i1> to tensor<5xi1>); NaN is ignored unless both are NaN.
+    a = torch.tensor([1.0, math.nan, -2.0, math.nan, 0.5])
+    b = torch.tensor([math.nan, 3.0, -1.0, math.nan, 0.25])
+    model = Ops(torch.fmax, torch.fmin)
+    assert_matches_eager(model, a, b)
+    assert_matches_eager(model, a, torch.tensor(0.75))
+    assert_matches_eager(model, torch.tensor([3, -4, 7]), torch.tensor([5, -9, 7]))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+@pytest.mark.parametrize("kwargs", [dict(kernel_size=3, stride=2, ceil_mode=True),
+                                    dict(kernel_size=(2, 3), stride=1, padding=1),
+                                    dict(kernel_size=2, dilation=2, padding=1, ceil_mode=True)])
+def test_integer_max_pool2d_with_indices(dtype, kwargs):
+    # torch-mlir lowered it with arith.cmpf on integers (an invalid op).
+    torch.manual_seed(0)
+    x = torch.randint(0, 6, (1, 2, 5, 7), dtype=dtype)   # ties: the first maximum's index
+    assert_matches_eager(Ops(lambda t: F.max_pool2d(t, return_indices=True, **kwargs)), x)
+    if dtype != torch.uint8:
+        lowest = torch.full((2, 4, 4), torch.iinfo(dtype).min, dtype=dtype)   # equal to the padding's value
+        assert_matches_eager(Ops(lambda t: F.max_pool2d(t, return_indices=True, **kwargs)), lowest)
+
+
+def test_max_pool3d_over_a_depth_one_output():
+    # Its window loop over the unit output depth was folded into an invalid
+    # op by the unit-dimension folding (cuvil-fold-unit-extent-dims).
+    x = torch.randn(1, 2, 3, 6, 5)
+    assert_matches_eager(Ops(lambda t: F.max_pool3d(t, 3, 2, ceil_mode=True, return_indices=True)), x)

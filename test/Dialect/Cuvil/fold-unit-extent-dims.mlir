@@ -90,3 +90,26 @@ func.func @broadcast_init(%a: tensor<64x144x4xi8>, %b: tensor<1x144x64x4xi8>, %s
   } -> tensor<64x1x64xi32>
   return %r : tensor<64x1x64xi32>
 }
+
+// -----
+
+// A window over a depth-1 output (torch-mlir's max_pool3d, kernel 3, stride
+// 2, on a padded depth of 5): the output's unit loop d0 sits inside the
+// input's `d0 * 2 + d2`; dropped, that would be the bare loop d2 over a dim
+// of 5 with a range of 3 (an invalid op). It stays.
+#in = affine_map<(d0, d1, d2) -> (d0 * 2 + d2, d1)>
+#win = affine_map<(d0, d1, d2) -> (d2)>
+#res = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @window_of_unit_output
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME:      outs(%{{.*}} : tensor<1x4xf32>)
+func.func @window_of_unit_output(%x: tensor<5x4xf32>, %w: tensor<3xf32>, %init: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %r = linalg.generic {indexing_maps = [#in, #win, #res], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<5x4xf32>, tensor<3xf32>) outs(%init : tensor<1x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4xf32>
+  return %r : tensor<1x4xf32>
+}
