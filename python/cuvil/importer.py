@@ -493,8 +493,9 @@ def _tensor_outputs_only(g, leading: int) -> List[list]:
 # torch-mlir lowers uint8 tensors to MLIR's signless i8 and then uses signed
 # ops for some of them: comparisons come out wrong silently, floor division
 # and max crash its pipeline. These ops keep their meaning on the same bits
-# (wrap-around arithmetic, equality, data movement, conversions); a uint8
-# operand of any other op is refused, naming the op.
+# (wrap-around arithmetic, equality, data movement, conversions); any other
+# op (and arithmetic with a Python number, which crashes torch-mlir) takes
+# its uint8 operands widened to int32 (see _widen_unsigned_operands).
 _UINT8_SAFE_OPS = {
     "_to_copy", "to", "convert_element_type", "clone", "copy", "copy_", "contiguous", "alias",
     "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
@@ -509,21 +510,66 @@ _UINT8_SAFE_OPS = {
 _UINT8_TENSOR_ONLY_OPS = {"add", "sub", "mul", "bitwise_and", "bitwise_or", "bitwise_xor", "eq", "ne"}
 
 
-def _refuse_unsigned_ops_torch_mlir_gets_wrong(g) -> None:
-    for node in g.nodes:
-        if node.op != "call_function":
+def _widen_unsigned_operands(g) -> None:
+    """Gives every op torch-mlir would get wrong on uint8 its uint8 operands
+    as int32 (exact: they are 0..255), and converts each result whose dtype
+    that changes back to eager's dtype (uint8 wrap-around included: int32
+    arithmetic modulo 256 is uint8 arithmetic). What `x.to(torch.int32)`
+    in the model would do, without the user writing it."""
+    # aten._to_copy: what `x.to(dtype)` exports to.
+    convert = torch.ops.aten._to_copy.default
+    mode = None
+
+    def converted(value: torch.fx.Node, dtype, meta_from: torch.fx.Node) -> torch.fx.Node:
+        node = g.call_function(convert, (value,), {"dtype": dtype})
+        with mode:
+            node.meta["val"] = convert(value.meta["val"], dtype=dtype)
+        node.meta.update({k: meta_from.meta[k] for k in ("stack_trace", "nn_module_stack") if k in meta_from.meta})
+        return node
+
+    def restore_dtype(node: torch.fx.Node, dtype) -> None:
+        if node.meta["val"].dtype == dtype:
+            return
+        users = list(node.users)
+        with g.inserting_after(node):
+            back = converted(node, dtype, node)
+        for user in users:
+            user.replace_input_with(node, back)
+
+    for node in list(g.nodes):
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
             continue
         operands = [a for a in node.all_input_nodes
                     if isinstance(a.meta.get("val"), torch.Tensor) and a.meta["val"].dtype == torch.uint8]
-        name = _aten_name(node)
-        short = name.split(".")[-1]
-        # Its arithmetic with a Python number crashes torch-mlir (uint8 * 3).
+        short = _aten_name(node).split(".")[-1]
         scalar_arithmetic = short in _UINT8_TENSOR_ONLY_OPS and not all(
             isinstance(a, torch.fx.Node) for a in node.args)
-        if operands and (short not in _UINT8_SAFE_OPS or scalar_arithmetic):
-            raise _unsupported_node(node, f"aten.{name} on uint8",
+        if not operands or (short in _UINT8_SAFE_OPS and not scalar_arithmetic):
+            continue
+        if node.target.namespace != "aten":   # e.g. a quantized op: its dtype is part of its meaning
+            raise _unsupported_node(node, f"{_aten_name(node)} on uint8",
                                     "torch-mlir computes uint8 as signed int8 here (a wrong result or "
                                     "a crash); convert the operand first, e.g. .to(torch.int32)")
+        from torch._subclasses.fake_tensor import FakeTensor
+        mode = mode or next(n.meta["val"].fake_mode for n in g.nodes if isinstance(n.meta.get("val"), FakeTensor))
+        with g.inserting_before(node):
+            for a in operands:
+                node.replace_input_with(a, converted(a, torch.int32, node))
+        before = node.meta["val"]
+        fake = torch.fx.node.map_aggregate(node.args, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a)
+        fake_kwargs = torch.fx.node.map_aggregate(
+            node.kwargs, lambda a: a.meta["val"] if isinstance(a, torch.fx.Node) else a)
+        with mode:
+            node.meta["val"] = node.target(*fake, **fake_kwargs)
+        node.meta.pop("tensor_meta", None)   # the importer would type the result from it
+        if isinstance(before, torch.Tensor):
+            restore_dtype(node, before.dtype)
+            continue
+        for user in list(node.users):   # a tuple result: its getitems
+            if user.target is operator.getitem and isinstance(before[user.args[1]], torch.Tensor):
+                user.meta["val"] = node.meta["val"][user.args[1]]
+                user.meta.pop("tensor_meta", None)
+                restore_dtype(user, before[user.args[1]].dtype)
 
 
 def _inline_cond(prog) -> None:
@@ -713,7 +759,7 @@ def import_program_weights_as_args(
     outputs = [dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None), target=spec.target)
                for spec in sig.output_specs]
     output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
-    _refuse_unsigned_ops_torch_mlir_gets_wrong(g)
+    _widen_unsigned_operands(g)
     _refuse_what_cannot_lower(g)
     _refuse_data_dependent_output_sizes(g)
 

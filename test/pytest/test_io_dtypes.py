@@ -18,11 +18,6 @@ class UInt8Ops(torch.nn.Module):
         return a.to(torch.float32) + 1.0, a.to(torch.int32) // 7, a + b, a * b, a == b, torch.cat([a, b])
 
 
-class UInt8Compare(torch.nn.Module):
-    def forward(self, a):
-        return a > 200
-
-
 class Sizes(torch.nn.Module):
     def forward(self, x):
         return x.sum(dim=1), x.numel(), x.shape[0], x.dim()
@@ -58,12 +53,24 @@ def test_uint8_inputs_are_unsigned():
     _same(cuvil.compile(UInt8Ops())(a, b), UInt8Ops()(a, b))
 
 
-def test_uint8_ops_torch_mlir_computes_signed_are_refused():
-    # torch-mlir compares (and divides, reduces) uint8 as signed int8: an
-    # error naming the op, never a silently wrong result.
-    a = torch.tensor([[10, 250]], dtype=torch.uint8)
-    with pytest.raises(cuvil.UnsupportedOpError, match=r"aten\.gt on uint8 at test_io_dtypes\.py:\d+"):
-        cuvil.compile(UInt8Compare())(a)
+class UInt8Unsigned(torch.nn.Module):
+    """Ops torch-mlir computes as signed int8 on uint8 (comparisons, max,
+    division, sorting) or crashes on (arithmetic with a Python number)."""
+
+    def forward(self, a, b):
+        return (a > 200, a < b, torch.maximum(a, b), a.amax(1), a.max(1), a.argmin(1),
+                torch.floor_divide(a, b.clamp(min=1)), torch.remainder(a, 7), a * 3, a // 16,
+                a >> 2, torch.sort(a, 1).values, a.to(torch.int8) + a, a.sum(1), a.float() / 255)
+
+
+def test_uint8_ops_torch_mlir_computes_signed_take_widened_operands():
+    # torch-mlir compares (and divides, reduces) uint8 as signed int8: they
+    # were refused; their uint8 operands are now widened to int32 and their
+    # results keep eager's dtypes (values above 127 on purpose).
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(0, 256, (4, 9), generator=g, dtype=torch.uint8)
+    b = torch.randint(0, 256, (4, 9), generator=g, dtype=torch.uint8)
+    _same(cuvil.compile(UInt8Unsigned())(a, b), UInt8Unsigned()(a, b))
 
 
 def test_python_number_results_are_python_numbers():
