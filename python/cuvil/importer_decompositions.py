@@ -88,17 +88,39 @@ def _pool_windows(size: int, kernel: int, stride: int, padding: int, dilation: i
     return at, (at >= 0) & (at < size), out
 
 
+def _unbatched(op, spatial_dims: int):
+    """`op` (a pooling op) on an input without its batch dim (C, *spatial),
+    as the batched op on a batch of one: torch-mlir builds an NCHW op on the
+    unbatched tensor (an invalid op, or a crash)."""
+    def decomposition(x, *args, **kwargs):
+        if x.dim() != spatial_dims + 1:
+            return NotImplemented
+        out = op(x.unsqueeze(0), *args, **kwargs)
+        return tuple(o.squeeze(0) for o in out) if isinstance(out, (tuple, list)) else out.squeeze(0)
+    decomposition.__name__ = f"unbatched_{op.__name__}"
+    return decomposition
+
+
+def _pair(v):
+    """A pooling size argument (an int, [n] or [h, w]) as [h, w]."""
+    v = [v] if isinstance(v, int) else list(v)
+    return v * 2 if len(v) == 1 else v
+
+
 def max_pool2d_with_indices(x, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     """aten.max_pool2d_with_indices of integers, as a gather of each window
     and a max over it, with eager's flat h * W + w index of the window's
     first maximum. torch-mlir's lowering compares integers with arith.cmpf
-    (an invalid op). Floats stay with torch-mlir."""
+    (an invalid op). Floats stay with torch-mlir (on a batch of one, if
+    unbatched)."""
+    if x.is_floating_point() and x.dim() == 3:
+        # Every list of two: torch-mlir reads [] as no stride and indexes
+        # [p] at 1 (a crash).
+        return _unbatched(aten.max_pool2d_with_indices.default, 2)(
+            x, _pair(kernel_size), _pair(stride or kernel_size), _pair(padding), _pair(dilation), ceil_mode)
     if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool or x.dim() not in (3, 4):
         return NotImplemented
-
-    def pair(v):
-        v = [v] if isinstance(v, int) else list(v)
-        return v * 2 if len(v) == 1 else v
+    pair = _pair
     (kh, kw), (sh, sw) = pair(kernel_size), pair(stride or kernel_size)
     (ph, pw), (dh, dw) = pair(padding), pair(dilation)
     h, w = x.shape[-2:]
@@ -761,6 +783,9 @@ DECOMPOSITIONS = {
     aten.fmax.default: fmax,
     aten.fmin.default: fmin,
     aten.max_pool2d_with_indices.default: max_pool2d_with_indices,
+    aten.max_pool3d_with_indices.default: _unbatched(aten.max_pool3d_with_indices.default, 3),
+    aten.avg_pool2d.default: _unbatched(aten.avg_pool2d.default, 2),
+    aten.avg_pool3d.default: _unbatched(aten.avg_pool3d.default, 3),
     aten.eq.Tensor: _self_comparison(True),
     aten.le.Tensor: _self_comparison(True),
     aten.ge.Tensor: _self_comparison(True),

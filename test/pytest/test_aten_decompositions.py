@@ -182,3 +182,20 @@ def test_max_pool3d_over_a_depth_one_output():
     # op by the unit-dimension folding (cuvil-fold-unit-extent-dims).
     x = torch.randn(1, 2, 3, 6, 5)
     assert_matches_eager(Ops(lambda t: F.max_pool3d(t, 3, 2, ceil_mode=True, return_indices=True)), x)
+
+
+@pytest.mark.parametrize("pool,shape", [
+    (lambda x: F.avg_pool1d(x, 2), (3, 8)),
+    (lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False, ceil_mode=True), (3, 8, 7)),
+    (lambda x: F.avg_pool3d(x, 2), (3, 4, 4, 4)),
+    (lambda x: F.lp_pool2d(x, 2, 2), (3, 8, 8)),
+    (lambda x: F.max_pool1d(x, 2), (3, 8)),
+    (lambda x: F.max_pool2d(x, 2, return_indices=True), (3, 8, 8)),
+    (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), (2, 9, 7)),
+    (lambda x: F.max_pool3d(x, 2, return_indices=True), (3, 4, 4, 4)),
+])
+def test_pooling_without_a_batch_dim(pool, shape):
+    # torch-mlir built an NCHW op on the unbatched (C, H, W) tensor: an
+    # invalid op (avg) or a crash of its pipeline (max with indices, avg_pool3d).
+    torch.manual_seed(0)
+    assert_matches_eager(Ops(pool), torch.randn(*shape))
