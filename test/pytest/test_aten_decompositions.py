@@ -199,3 +199,16 @@ def test_pooling_without_a_batch_dim(pool, shape):
     # invalid op (avg) or a crash of its pipeline (max with indices, avg_pool3d).
     torch.manual_seed(0)
     assert_matches_eager(Ops(pool), torch.randn(*shape))
+
+
+def test_int8_max_pool_stays_a_pooling_op(tmp_path):
+    # A quantized model pools int8 values without indices: torch-mlir lowers
+    # that to linalg.pooling_nchw_max, ~20x faster than the window gather
+    # that integer pools with indices take (ResNet-18 int8: 0.7 vs 13 ms).
+    class Pool(nn.Module):
+        def forward(self, x):
+            return F.max_pool2d(x, 3, 2, 1)
+    x = torch.randint(-128, 127, (1, 4, 16, 16), dtype=torch.int8)
+    torch.testing.assert_close(cuvil.compile(Pool(), dump_dir=tmp_path)(x), Pool()(x), rtol=0, atol=0)
+    linalg = next(tmp_path.rglob("0_linalg.mlir")).read_text()
+    assert "linalg.pooling_nchw_max" in linalg and "tensor.extract" not in linalg
