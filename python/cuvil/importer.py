@@ -518,7 +518,7 @@ def _widen_unsigned_operands(g) -> None:
     in the model would do, without the user writing it."""
     # aten._to_copy: what `x.to(dtype)` exports to.
     convert = torch.ops.aten._to_copy.default
-    mode = None
+    mode: Any = None   # the graph's FakeTensorMode, found at the first widened op
 
     def converted(value: torch.fx.Node, dtype, meta_from: torch.fx.Node) -> torch.fx.Node:
         node = g.call_function(convert, (value,), {"dtype": dtype})
