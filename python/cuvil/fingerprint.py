@@ -93,9 +93,14 @@ def _tensor_digest(value) -> str:
     """Shape, dtype and (up to INLINE_MAX_BYTES, what the importer inlines) contents."""
     import torch
     t = value.detach()
+    # A sparse tensor (e.g. an op's CSR argument held by a model) by its
+    # dense contents and its layout: it has no contiguous form to hash.
+    layout = "" if t.layout == torch.strided else f":{t.layout}"
+    if layout:
+        t = t.to_dense()
     data = t.cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes() \
         if t.numel() * t.element_size() <= INLINE_MAX_BYTES else b""
-    return f"{tuple(t.shape)}:{t.dtype}:{hashlib.sha256(data).hexdigest()}"
+    return f"{tuple(t.shape)}:{t.dtype}{layout}:{hashlib.sha256(data).hexdigest()}"
 
 
 def _describe(value, depth: int = 0) -> str:

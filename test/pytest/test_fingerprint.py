@@ -36,6 +36,15 @@ def test_plain_and_tensor_attributes_change_the_key():
     assert key(Scaled(2, 0.5)) != key(Scaled(2, 1.5))
 
 
+def test_sparse_tensor_attributes_are_keyed_by_contents_and_layout():
+    # A sparse CSR attribute had no contiguous form: hashing it raised.
+    dense = torch.tensor([[0.0, 2.0], [3.0, 0.0]])
+    a, b, c = Scaled(2, 0.5), Scaled(2, 0.5), Scaled(2, 0.5)
+    a.offset, b.offset, c.offset = dense.to_sparse_csr(), (2 * dense).to_sparse_csr(), dense
+    assert key(a) != key(b)
+    assert key(a) != key(c)
+
+
 def test_a_nested_config_changes_the_key():
     class Config:
         def __init__(self, heads):
