@@ -342,11 +342,10 @@ private:
           if (!bs[j])
             bs[j] = loadB(j);
           Value &accIJ = acc[i * 2 + j];
-          Value &aI = ai;
           if (mm.accType.isF32())
-            accIJ = amx::TileMulFOp::create(b, loc, accTile, aI, bs[j], accIJ);
+            accIJ = amx::TileMulFOp::create(b, loc, accTile, ai, bs[j], accIJ);
           else
-            accIJ = amx::TileMulIOp::create(b, loc, accTile, aI, bs[j], accIJ,
+            accIJ = amx::TileMulIOp::create(b, loc, accTile, ai, bs[j], accIJ,
                                             mm.zextLhs ? b.getUnitAttr() : UnitAttr(),
                                             mm.zextRhs ? b.getUnitAttr() : UnitAttr());
         }

@@ -447,12 +447,16 @@ def _output_dims(graph) -> List[List[Any]]:
 _SCALAR_DTYPES = {"int": torch.int64, "float": torch.float64, "bool": torch.bool}
 
 
-def _fake_rank0(g, dtype):
-    """A rank-0 fake tensor of the graph's fake mode (the importer types a
-    node from its fake value)."""
+def _fake_mode(g):
+    """The FakeTensorMode of the graph's fake values (the importer types a
+    node from its fake value: new nodes need one from the same mode)."""
     from torch._subclasses.fake_tensor import FakeTensor
-    mode = next(n.meta["val"].fake_mode for n in g.nodes if isinstance(n.meta.get("val"), FakeTensor))
-    with mode:
+    return next(n.meta["val"].fake_mode for n in g.nodes if isinstance(n.meta.get("val"), FakeTensor))
+
+
+def _fake_rank0(g, dtype):
+    """A rank-0 fake tensor of the graph's fake mode."""
+    with _fake_mode(g):
         return torch.empty((), dtype=dtype)
 
 
@@ -550,8 +554,7 @@ def _widen_unsigned_operands(g) -> None:
             raise _unsupported_node(node, f"{_aten_name(node)} on uint8",
                                     "torch-mlir computes uint8 as signed int8 here (a wrong result or "
                                     "a crash); convert the operand first, e.g. .to(torch.int32)")
-        from torch._subclasses.fake_tensor import FakeTensor
-        mode = mode or next(n.meta["val"].fake_mode for n in g.nodes if isinstance(n.meta.get("val"), FakeTensor))
+        mode = mode or _fake_mode(g)
         with g.inserting_before(node):
             for a in operands:
                 node.replace_input_with(a, converted(a, torch.int32, node))

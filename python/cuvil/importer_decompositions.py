@@ -124,9 +124,8 @@ def max_pool2d_with_indices(x, kernel_size, stride=(), padding=(0,), dilation=(1
     # decomposition cannot see whether the indices are used.
     if x.dtype not in (torch.int16, torch.int32, torch.int64, torch.uint8) or x.dim() not in (3, 4):
         return NotImplemented
-    pair = _pair
-    (kh, kw), (sh, sw) = pair(kernel_size), pair(stride or kernel_size)
-    (ph, pw), (dh, dw) = pair(padding), pair(dilation)
+    (kh, kw), (sh, sw) = _pair(kernel_size), _pair(stride or kernel_size)
+    (ph, pw), (dh, dw) = _pair(padding), _pair(dilation)
     h, w = x.shape[-2:]
     if not all(isinstance(v, int) for v in (h, w)):
         return NotImplemented
