@@ -287,6 +287,26 @@ def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
+def CuvilPropagateChannelsLast : Pass<"cuvil-propagate-channels-last", "::mlir::func::FuncOp"> {
+  let summary = "Keep conv results channels-last (NHWC) until the next conv";
+  let description = [{
+    The conv rewrites (cuvil-im2col-conv) compute in channels-last order and
+    emit `linalg.transpose` [N, H, W, C] -> [N, C, H, W] (permutation
+    [0, 3, 1, 2]) at each conv's output and [0, 2, 3, 1] at each conv's
+    input. This pass moves the NCHW transposes down:
+    an all-parallel 4-D `linalg.generic` that reads one whole (identity map)
+    iterates in NHWC order instead, reading every NCHW-transposed operand
+    from its NHWC source, the others through permuted maps, and its results
+    are transposed; a constant `tensor.pad` pads the NHWC tensor. A transpose
+    moves only where none is left behind on the results (every user takes it
+    in) or the results are no wider than the operand it leaves (i32 products
+    requantized to i8). Transposes that meet fold ([0, 2, 3, 1] after
+    [0, 3, 1, 2] is the identity): between two convs, the requantize, ReLU,
+    residual add and pad run on NHWC tensors, and no transpose remains.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
 def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
   let summary = "NCHW convolutions with many channels as im2col + one matmul";
   let description = [{

@@ -21,6 +21,7 @@ void mlir::cuvil::registerAllCuvilPasses() {
     registerCuvilFoldZeroTripLinalg();
     registerCuvilGuardIntegerDivision();
     registerCuvilIm2colConv();
+    registerCuvilPropagateChannelsLast();
     registerCuvilLowerToLinalg();
     registerCuvilLowerTMTensor();
     registerCuvilLowerX86Dot();

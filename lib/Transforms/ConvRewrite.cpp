@@ -42,6 +42,14 @@ FailureOr<ConvShape> mlir::cuvil::matchBatchOneConv(RewriterBase &rewriter, lina
   return s;
 }
 
+Value mlir::cuvil::nchwToHwc(TensorBuilder &b, Value x, int64_t h, int64_t w, int64_t c) {
+  return b.collapse(b.transpose(x, {1, h, w, c}, {0, 2, 3, 1}), {{0, 1}, {2}, {3}});
+}
+
+Value mlir::cuvil::nhwcToNchw(TensorBuilder &b, Value y, int64_t h, int64_t w, int64_t c) {
+  return b.transpose(y, {1, c, h, w}, {0, 3, 1, 2});
+}
+
 bool mlir::cuvil::allOnes(DenseIntElementsAttr attr) {
   return llvm::all_of(attr.getValues<int64_t>(), [](int64_t v) { return v == 1; });
 }

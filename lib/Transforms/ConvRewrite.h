@@ -93,6 +93,11 @@ struct TensorBuilder {
   }
 };
 
+/// [1, C, H, W] -> [H, W, C] and [1, H, W, C] -> [1, C, H, W] as 4-D
+/// transposes (then a collapse): the form in which a conv's output transpose
+/// and the next conv's input transpose cancel (cuvil-propagate-channels-last).
+Value nchwToHwc(TensorBuilder &b, Value x, int64_t h, int64_t w, int64_t c);
+Value nhwcToNchw(TensorBuilder &b, Value y, int64_t h, int64_t w, int64_t c);
 /// Sizes of a batch-1 NCHW convolution (input already padded).
 struct ConvShape {
   int64_t c, f, hp, wp, oh, ow, kh, kw;

@@ -79,8 +79,7 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
   auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
   const int64_t p = s.oh * s.ow;
 
-  Value x = b.collapse(conv.getInputs()[0], {{0, 1}, {2}, {3}});
-  Value xt = b.transpose(x, {s.hp, s.wp, s.c}, {1, 2, 0});
+  Value xt = nchwToHwc(b, conv.getInputs()[0], s.hp, s.wp, s.c);
   Value cols = gatherWindows(b, xt, s, strides, dilations);
   Value lhs = dilations[1] == 1 ? b.collapse(cols, {{0, 1}, {2, 3}}) : b.collapse(cols, {{0, 1}, {2, 3, 4}});
 
@@ -90,8 +89,8 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
   Value prod = linalg::MatmulOp::create(ob, b.loc, TypeRange{outType}, ValueRange{lhs, rhs},
                                         ValueRange{acc.zeros({p, s.f})})
                    .getResult(0);
-  Value y = acc.transpose(prod, {s.f, p}, {1, 0});
-  return addConvInit(acc, conv, acc.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2, 3}}));
+  Value y = acc.expand(prod, {1, s.oh, s.ow, s.f}, {{0, 1, 2}, {3}});
+  return addConvInit(acc, conv, nhwcToNchw(acc, y, s.oh, s.ow, s.f));
 }
 
 struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {

@@ -292,7 +292,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     p.v) that the matmul schedules no longer match. Then the convolutions become
     transposes, 1-D transforms and (batch) matmuls with weight-only filter
     transforms, and i1 tensors between linalg ops become i8 so the schedules
-    vectorize them. Contractions then take bf16 / f16 operands where the model
+    vectorize them; the conv results stay channels-last through the
+    elementwise ops and pads after them (the NHWC -> NCHW transpose of one conv
+    cancels against the next conv's NCHW -> NHWC one). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32. pack_cpu.mlir packs the rhs of each large matmul into
     64-column panels before cuvil-split-prepack, so that packing a weight runs
@@ -314,7 +316,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
-            "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv)", "canonicalize", "cse",
+            "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv,cuvil-propagate-channels-last)",
+            "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
             + (f"{{element-type={narrow_type}}}" if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",

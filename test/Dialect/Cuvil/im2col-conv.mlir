@@ -6,13 +6,15 @@
 // linalg.generic (tensor.extract at [s*oh + d*kh, s*ow*C + j] of the [H][W*C]
 // input: a window's row is KW*C contiguous elements; with a width dilation,
 // [OH][OW][KH][KW][C] at [s*oh + d*kh, s*ow + d*kw, c]), the filter
-// transposed to [KH*KW*C][F] (weight-only), the [OH*OW][F] result transposed
-// to NCHW.
+// transposed to [KH*KW*C][F] (weight-only), the [OH*OW][F] result expanded
+// to NHWC and transposed to NCHW (4-D transposes at both ends, which
+// cuvil-propagate-channels-last cancels between two convs).
 
 // CHECK-LABEL: func.func @stride2_3x3
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
-// CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<32x17x17xf32>) outs(%{{.*}} : tensor<17x17x32xf32>) permutation = [1, 2, 0]
-// CHECK:         %[[XR:.*]] = tensor.collapse_shape %[[XT]] {{\[}}[0], [1, 2]] : tensor<17x17x32xf32> into tensor<17x544xf32>
+// CHECK:         %[[XT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x32x17x17xf32>) outs(%{{.*}} : tensor<1x17x17x32xf32>) permutation = [0, 2, 3, 1]
+// CHECK:         %[[X3:.*]] = tensor.collapse_shape %[[XT]] {{\[\[}}0, 1], [2], [3]] : tensor<1x17x17x32xf32> into tensor<17x17x32xf32>
+// CHECK:         %[[XR:.*]] = tensor.collapse_shape %[[X3]] {{\[}}[0], [1, 2]] : tensor<17x17x32xf32> into tensor<17x544xf32>
 // CHECK:         %[[WIN:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%{{.*}} : tensor<8x8x3x96xf32>)
 // CHECK:           %[[KH:.*]] = linalg.index 2 : index
 // CHECK:           %[[S0:.*]] = arith.constant 2 : index
@@ -30,8 +32,8 @@
 // CHECK:         %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<48x32x3x3xf32>) outs(%{{.*}} : tensor<3x3x32x48xf32>) permutation = [2, 3, 1, 0]
 // CHECK:         %[[RHS:.*]] = tensor.collapse_shape %[[WT]] {{\[\[}}0, 1, 2], [3]] : tensor<3x3x32x48xf32> into tensor<288x48xf32>
 // CHECK:         %[[MM:.*]] = linalg.matmul ins(%[[COLS]], %[[RHS]] : tensor<64x288xf32>, tensor<288x48xf32>) outs(%{{.*}} : tensor<64x48xf32>)
-// CHECK:         linalg.transpose ins(%[[MM]] : tensor<64x48xf32>) outs(%{{.*}} : tensor<48x64xf32>) permutation = [1, 0]
-// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [1, 48, 8, 8]
+// CHECK:         %[[Y:.*]] = tensor.expand_shape %[[MM]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 8, 8, 48]
+// CHECK:         %[[R:.*]] = linalg.transpose ins(%[[Y]] : tensor<1x8x8x48xf32>) outs(%{{.*}} : tensor<1x48x8x8xf32>) permutation = [0, 3, 1, 2]
 // CHECK-NEXT:    return %[[R]]
 func.func @stride2_3x3(%x: tensor<1x32x17x17xf32>, %w: tensor<48x32x3x3xf32>) -> tensor<1x48x8x8xf32> {
   %zero = arith.constant 0.0 : f32
