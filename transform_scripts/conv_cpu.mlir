@@ -11,7 +11,7 @@
 //
 // What it handles (everything else is left untouched):
 //   linalg.conv_2d_nchw_fchw   any stride / kernel / padding / dilation / channels
-//   linalg.pooling_nchw_max/sum
+//   linalg.pooling_nchw_max/sum, linalg.pooling_nhwc_max/sum
 //   tensor.pad                 (the padding torch-mlir puts in front of convs/pools)
 //
 // Convolution (direct, no im2col): O[f,oh,ow] += I[c,oh*s+kh,ow*s+kw] * W[f,c,kh,kw]
@@ -83,6 +83,12 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @cuvil_conv_match_pool(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.pooling_nchw_max", "linalg.pooling_nchw_sum"] : !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_conv_match_pool_nhwc(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum"] : !transform.any_op
     transform.yield %op : !transform.any_op
   }
 
@@ -416,7 +422,38 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
-  // After canonicalization (static remainders): decompose to 1-D NCW pooling and
+  // NHWC pools (a conv's channels-last result, cuvil-propagate-channels-last):
+  // the same forall; [1 oh, 4 ow, 64 c, 1 kh] tiles, lanes along the
+  // contiguous channels (one zmm of i8, four of f32), ow and c peeled.
+  transform.named_sequence @cuvil_conv_pool_tile_nhwc(%p: !transform.any_op {transform.consumed}) {
+    %init = transform.get_producer_of_operand %p[2] : (!transform.any_op) -> !transform.any_op
+    %t0, %fa = transform.structured.tile_using_forall %p tile_sizes [0, 8]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %is_fill = transform.structured.match ops{["linalg.fill"]} in %init : (!transform.any_op) -> !transform.any_op
+    transform.foreach %is_fill : !transform.any_op {
+    ^bb0(%fl: !transform.any_op):
+      %fl2, %fa2 = transform.structured.fuse_into_containing_op %fl into %fa
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %flt, %fll:2 = transform.structured.tile_using_for %fl2 tile_sizes [0, 1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %flt : !transform.any_op
+    }
+    %t, %l:4 = transform.structured.tile_using_for %t0 tile_sizes [0, 1, 4, 64, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op,
+                                !transform.any_op, !transform.any_op)
+    transform.sequence %l#2 : !transform.any_op failures(suppress) {
+    ^bb0(%x: !transform.any_op):
+      %lc = transform.cast %x : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.sequence %l#1 : !transform.any_op failures(suppress) {
+    ^bb0(%x: !transform.any_op):
+      %lc = transform.cast %x : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+  // After canonicalization (static remainders): decompose to 1-D NCW / NWC pooling and
   // vectorize; a tile that does not vectorize stays scalar (still correct).
   transform.named_sequence @cuvil_conv_pool_vectorize(%root: !transform.any_op {transform.readonly}) {
     %fs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -425,7 +462,8 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.scf.for_loop_canonicalization
       transform.apply_patterns.canonicalization
     } : !transform.any_op
-    %ps = transform.structured.match ops{["linalg.pooling_nchw_max", "linalg.pooling_nchw_sum"]} in %root
+    %ps = transform.structured.match ops{["linalg.pooling_nchw_max", "linalg.pooling_nchw_sum",
+                                          "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_sum"]} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %ps : !transform.any_op {
     ^bb0(%x: !transform.any_op):
@@ -532,6 +570,11 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %pools : !transform.any_op {
     ^bb0(%pl: !transform.any_op):
       transform.include @cuvil_conv_pool_tile failures(propagate) (%pl) : (!transform.any_op) -> ()
+    }
+    %nhwc_pools = transform.collect_matching @cuvil_conv_match_pool_nhwc in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %nhwc_pools : !transform.any_op {
+    ^bb0(%pl: !transform.any_op):
+      transform.include @cuvil_conv_pool_tile_nhwc failures(propagate) (%pl) : (!transform.any_op) -> ()
     }
     transform.include @cuvil_conv_pool_vectorize failures(propagate) (%root) : (!transform.any_op) -> ()
     // 6. safety net: linalg.pack/unpack do not bufferize; lower any left over.

@@ -69,12 +69,13 @@ static bool isWeightOnly(Value v, unsigned depth) {
 
 bool mlir::cuvil::isWeightOnly(Value v) { return ::isWeightOnly(v, /*depth=*/8); }
 
-Value mlir::cuvil::addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result) {
+Value mlir::cuvil::addConvInitNhwc(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result) {
   Value init = conv.getOutputs()[0];
   auto fill = init.getDefiningOp<linalg::FillOp>();
   if (fill && (matchPattern(fill.value(), m_AnyZeroFloat()) || matchPattern(fill.value(), m_Zero())))
     return result;
-  auto type = cast<RankedTensorType>(init.getType());
+  auto type = cast<RankedTensorType>(result.getType());
+  init = b.transpose(init, type.getShape(), {0, 2, 3, 1});
   AffineMap id = b.b.getMultiDimIdentityMap(type.getRank());
   return linalg::GenericOp::create(
              b.b, b.loc, TypeRange{type}, ValueRange{result, init}, ValueRange{b.empty(type.getShape())},

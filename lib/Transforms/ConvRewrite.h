@@ -121,9 +121,11 @@ bool allOnes(DenseIntElementsAttr attr);
 /// then moves what is derived from it into the run-once prepack.
 bool isWeightOnly(Value v);
 
-/// `result` (the convolution of `conv`'s operands, [1,F,OH,OW]) plus the
-/// conv's init, unless that init is a zero fill.
-Value addConvInit(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result);
+/// `result` (the convolution of `conv`'s operands, channels-last:
+/// [1,OH,OW,F]) plus the conv's NCHW init read as NHWC (a transpose of a
+/// weight-only init runs once, in main_prepack), unless that init is a zero
+/// fill.
+Value addConvInitNhwc(TensorBuilder &b, linalg::Conv2DNchwFchwOp conv, Value result);
 
 } // namespace mlir::cuvil
 

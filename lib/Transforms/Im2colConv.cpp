@@ -90,7 +90,7 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
                                         ValueRange{acc.zeros({p, s.f})})
                    .getResult(0);
   Value y = acc.expand(prod, {1, s.oh, s.ow, s.f}, {{0, 1, 2}, {3}});
-  return addConvInit(acc, conv, nhwcToNchw(acc, y, s.oh, s.ow, s.f));
+  return nhwcToNchw(acc, addConvInitNhwc(acc, conv, y), s.oh, s.ow, s.f);
 }
 
 struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {

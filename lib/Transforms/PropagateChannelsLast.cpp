@@ -4,12 +4,13 @@
 // then to HWC again at the next conv's input. On ResNet-18 int8 those
 // transposes of i32 products cost 3.4 of 16.4 ms (one thread, AMX host).
 // Here the NHWC -> NCHW transposes move down, past the elementwise ops
-// (requantize, ReLU, residual adds) and pads after each conv, until they meet
+// (requantize, ReLU, residual adds), pads and pools after each conv, until they meet
 // the next conv's NCHW -> NHWC transpose and cancel (canonicalization folds
 // the pair); a transpose that meets anything else stays there.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -59,7 +60,7 @@ bool absorbsTranspose(Operation *user) {
     return isConstantPad(pad);
   if (auto generic = dyn_cast<linalg::GenericOp>(user))
     return isReorderableElementwise(generic);
-  return false;
+  return isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(user);
 }
 
 /// Moving the transpose from `input` to `op`'s results pays when no transpose
@@ -174,12 +175,39 @@ struct SinkThroughPad : OpRewritePattern<tensor::PadOp> {
   }
 };
 
+/// pool_nchw(transpose(x)) -> transpose(pool_nhwc(x)), for max and sum
+/// pooling with a filled init (the pooling schedule vectorizes NHWC pools
+/// along the channels).
+template <typename NchwPool, typename NhwcPool>
+struct PoolChannelsLast : OpRewritePattern<NchwPool> {
+  using OpRewritePattern<NchwPool>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(NchwPool pool, PatternRewriter &rewriter) const override {
+    linalg::TransposeOp t = nchwTranspose(pool.getInputs()[0]);
+    auto fill = pool.getOutputs()[0].template getDefiningOp<linalg::FillOp>();
+    if (!t || !fill || !pool.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(pool, "not a pool of an NCHW transpose into a filled init");
+    Location loc = pool.getLoc();
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, pool.getOutputs()[0]);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, permuted(sizes, kToNchw),
+                                          getElementTypeOrSelf(pool.getOutputs()[0].getType()));
+    Value init = linalg::FillOp::create(rewriter, loc, fill.value(), empty).getResult(0);
+    auto nhwc = NhwcPool::create(rewriter, loc, TypeRange{init.getType()},
+                                 ValueRange{t.getInput(), pool.getInputs()[1]}, ValueRange{init},
+                                 pool.getStrides(), pool.getDilations(), linalg::getPrunedAttributeList(pool));
+    rewriter.replaceOp(pool, toNchw(rewriter, loc, nhwc.getResult(0), sizes));
+    return success();
+  }
+};
+
 struct CuvilPropagateChannelsLastPass
     : cuvil::impl::CuvilPropagateChannelsLastBase<CuvilPropagateChannelsLastPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<SinkThroughElementwise, SinkThroughPad>(ctx);
+    patterns.add<SinkThroughElementwise, SinkThroughPad,
+                 PoolChannelsLast<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>,
+                 PoolChannelsLast<linalg::PoolingNchwSumOp, linalg::PoolingNhwcSumOp>>(ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(patterns, ctx);
     // Not reaching a fixed point leaves correct IR (each rewrite is exact).
     (void)applyPatternsGreedily(getOperation(), std::move(patterns));

@@ -80,18 +80,17 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
   const int64_t th = llvm::divideCeil(s.oh, m), tw = llvm::divideCeil(s.ow, m);
   const int64_t hn = m * th + 2, wn = m * tw + 2;
 
-  // Input: [1,C,Hp,Wp] -> [C,Hn,Wn] (rows/cols past the last window
-  // dropped, zero ones added for the last partial tiles) -> HWC.
-  Value x = b.collapse(conv.getInputs()[0], {{0, 1}, {2}, {3}});
+  // Input: [1,C,Hp,Wp] -> HWC [Hn,Wn,C] (rows/cols past the last window
+  // dropped, zero ones added for the last partial tiles).
+  Value xt = nchwToHwc(b, conv.getInputs()[0], s.hp, s.wp, s.c);
   const int64_t keptH = std::min(s.hp, hn), keptW = std::min(s.wp, wn);
   if (keptH < s.hp || keptW < s.wp)
-    x = b.slice(x, {0, 0, 0}, {s.c, keptH, keptW}, {1, 1, 1}, {s.c, keptH, keptW});
+    xt = b.slice(xt, {0, 0, 0}, {keptH, keptW, s.c}, {1, 1, 1}, {keptH, keptW, s.c});
   if (keptH < hn || keptW < wn) {
     Value zero = arith::ConstantOp::create(ob, b.loc, ob.getF32FloatAttr(0));
-    x = tensor::PadOp::create(ob, b.loc, RankedTensorType::get({s.c, hn, wn}, b.f32), x, b.attrs({0, 0, 0}),
-                              b.attrs({0, hn - keptH, wn - keptW}), zero);
+    xt = tensor::PadOp::create(ob, b.loc, RankedTensorType::get({hn, wn, s.c}, b.f32), xt, b.attrs({0, 0, 0}),
+                               b.attrs({hn - keptH, wn - keptW, 0}), zero);
   }
-  Value xt = b.transpose(x, {hn, wn, s.c}, {1, 2, 0});
 
   // V = B^T d B, rows then columns: T1[a][th][w][c] = sum_i BT[a][i] d[m*th+i][w][c],
   // V[a][b][th][tw][c] = sum_j BT[b][j] T1[a][th][m*tw+j][c].
@@ -145,12 +144,12 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
     taps.push_back(b.slice(sPass, {0, bb, 0, 0, 0}, {m, 1, th, tw, s.f}, {1, 1, 1, 1, 1}, {m, th, tw, s.f}));
   Value y = b.combine(taps, coefs, b.map(5, {1, 0, 2, 4}), b.map(5, {3}), {th, m, tw, m, s.f});
 
-  // HWC -> CHW, without the padded tiles' extra rows/cols, -> [1,F,OH,OW].
+  // [OH, OW, F] without the padded tiles' extra rows/cols -> [1,F,OH,OW].
   y = b.collapse(y, {{0, 1}, {2, 3}, {4}});
-  y = b.transpose(y, {s.f, m * th, m * tw}, {2, 0, 1});
   if (m * th != s.oh || m * tw != s.ow)
-    y = b.slice(y, {0, 0, 0}, {s.f, s.oh, s.ow}, {1, 1, 1}, {s.f, s.oh, s.ow});
-  return addConvInit(b, conv, b.expand(y, {1, s.f, s.oh, s.ow}, {{0, 1}, {2}, {3}}));
+    y = b.slice(y, {0, 0, 0}, {s.oh, s.ow, s.f}, {1, 1, 1}, {s.oh, s.ow, s.f});
+  y = b.expand(y, {1, s.oh, s.ow, s.f}, {{0, 1}, {2}, {3}});
+  return nhwcToNchw(b, addConvInitNhwc(b, conv, y), s.oh, s.ow, s.f);
 }
 
 struct WinogradConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {

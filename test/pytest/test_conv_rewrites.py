@@ -78,6 +78,37 @@ def test_im2col_numerics(C, F, k, stride, pad, dil, bias, threads):
     assert f"tensor<{F}x{C}x{k}x{k}xf32>" not in main_sig
 
 
+class _ConvsAndPool(nn.Module):
+    """im2col conv -> ReLU -> pool -> residual add -> im2col conv: between the
+    convs everything runs channels-last (cuvil-propagate-channels-last), the
+    pool as linalg.pooling_nhwc_* (odd sizes: the schedule's peeled tiles)."""
+
+    def __init__(self, pool):
+        super().__init__()
+        self.conv1 = nn.Conv2d(16, 64, 3, stride=2, padding=1)
+        self.conv2 = nn.Conv2d(64, 48, 1, stride=2)
+        self.pool = pool
+
+    def forward(self, x):
+        y = self.pool(torch.relu(self.conv1(x)))
+        return self.conv2(y + y.flip(-1))
+
+
+@pytest.mark.parametrize("pool", [
+    pytest.param(nn.MaxPool2d(3, 2, 1), id="max-3x3-s2"),
+    pytest.param(nn.AvgPool2d(3, 1, 1), id="avg-3x3-s1"),
+    pytest.param(nn.MaxPool2d(2, 2, dilation=2), id="max-dilated"),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_channels_last_between_convs(pool, threads):
+    torch.manual_seed(0)
+    ir = compile_conv(_ConvsAndPool(pool), torch.randn(1, 16, 61, 59), threads=threads)["cuvil"]
+    assert "linalg.pooling_nhwc_" in ir and "linalg.pooling_nchw_" not in ir
+    # NHWC -> NCHW only where an op cannot take NHWC in: the flip (it reads
+    # by index) and the model's output.
+    assert re.findall(r"permutation = \[0, 3, 1, 2\]", ir) == ["permutation = [0, 3, 1, 2]"] * 2
+
+
 @pytest.mark.parametrize("batch", [12, 36])
 def test_two_thread_batch_matmul_runs_each_tile_once(batch):
     """A 36 x 2 scf.forall whose tiles zero-fill and accumulate: upstream

@@ -46,14 +46,18 @@ func.func @stride2_3x3(%x: tensor<1x32x17x17xf32>, %w: tensor<48x32x3x3xf32>) ->
 
 // -----
 
-// 1x1 stride 2 with a bias in the init: one window; the init is added.
+// 1x1 stride 2 with a bias in the init: one window; the init is added (in
+// NHWC: its transpose is weight-only work where the init is a bias).
 // CHECK-LABEL: func.func @downsample_with_init
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<7x7x1x64xf32>)
 // CHECK:           tensor.extract %{{.*}} : tensor<14x896xf32>
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x64xf32>, tensor<64x128xf32>)
+// CHECK:         %[[INIT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x128x7x7xf32>) {{.*}} permutation = [0, 2, 3, 1]
 // CHECK:         %[[SUM:.*]] = linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %[[INIT]] : tensor<1x7x7x128xf32>, tensor<1x7x7x128xf32>)
 // CHECK:           arith.addf
-// CHECK:         return %[[SUM]]
+// CHECK:         %[[R:.*]] = linalg.transpose ins(%[[SUM]] : tensor<1x7x7x128xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK:         return %[[R]]
 func.func @downsample_with_init(%x: tensor<1x64x14x14xf32>, %w: tensor<128x64x1x1xf32>,
                                 %init: tensor<1x128x7x7xf32>) -> tensor<1x128x7x7xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}

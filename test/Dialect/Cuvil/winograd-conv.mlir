@@ -13,7 +13,7 @@
 // extra padding.
 // CHECK-LABEL: func.func @exact_tiles
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x34x34xf32>) outs(%{{.*}} : tensor<34x34x16xf32>) permutation = [1, 2, 0]
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x16x34x34xf32>) outs(%{{.*}} : tensor<1x34x34x16xf32>) permutation = [0, 2, 3, 1]
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x8x34x16xf32>)
 // CHECK:           math.fma
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x6x8x8x16xf32>)
@@ -22,9 +22,10 @@
 // CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x64x16xf32>, tensor<36x16x48xf32>) outs(%{{.*}} : tensor<36x64x48xf32>)
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6x8x8x48xf32>)
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<8x4x8x4x48xf32>)
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<32x32x48xf32>) outs(%{{.*}} : tensor<48x32x32xf32>) permutation = [2, 0, 1]
 // CHECK-NOT:     tensor.extract_slice
-// CHECK:         %[[R:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 48, 32, 32]
+// CHECK:         %[[Y:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 32, 32, 48]
+// CHECK-NEXT:    tensor.empty
+// CHECK-NEXT:    %[[R:.*]] = linalg.transpose ins(%[[Y]] : tensor<1x32x32x48xf32>) outs(%{{.*}} : tensor<1x48x32x32xf32>) permutation = [0, 3, 1, 2]
 // CHECK-NEXT:    return %[[R]]
 // TILE2-LABEL: func.func @exact_tiles
 // TILE2:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x256x16xf32>, tensor<16x16x48xf32>)
@@ -43,15 +44,16 @@ func.func @exact_tiles(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3xf32> {cu
 // of 2x2; the input is zero-padded up to whole tiles, the result cropped; a
 // non-zero init (a bias) is added at the end.
 // CHECK-LABEL: func.func @partial_tiles_with_init
-// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[0, 1, 1]
-// CHECK:         : tensor<24x17x19xf32> to tensor<24x18x20xf32>
+// CHECK:         tensor.pad %{{.*}} low[0, 0, 0] high[1, 1, 0]
+// CHECK:         : tensor<17x19x24xf32> to tensor<18x20x24xf32>
 // CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x72x24xf32>, tensor<16x24x40xf32>)
-// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<40x16x18xf32>)
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [40, 15, 17] [1, 1, 1] : tensor<40x16x18xf32> to tensor<40x15x17xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [15, 17, 40] [1, 1, 1] : tensor<16x18x40xf32> to tensor<15x17x40xf32>
+// CHECK:         %[[INIT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x40x15x17xf32>) outs(%{{.*}} : tensor<1x15x17x40xf32>) permutation = [0, 2, 3, 1]
 // CHECK:         %[[SUM:.*]] = linalg.generic
-// CHECK-SAME:      ins(%{{.*}}, %[[INIT:.*]] : tensor<1x40x15x17xf32>, tensor<1x40x15x17xf32>)
+// CHECK-SAME:      ins(%{{.*}}, %[[INIT]] : tensor<1x15x17x40xf32>, tensor<1x15x17x40xf32>)
 // CHECK:           arith.addf
-// CHECK:         return %[[SUM]]
+// CHECK:         %[[R:.*]] = linalg.transpose ins(%[[SUM]] : tensor<1x15x17x40xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK:         return %[[R]]
 func.func @partial_tiles_with_init(%x: tensor<1x24x17x19xf32>, %w: tensor<40x24x3x3xf32> {cuvil.weight},
                                    %init: tensor<1x40x15x17xf32>) -> tensor<1x40x15x17xf32> {
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
@@ -127,9 +129,9 @@ func.func @filter_not_a_weight(%x: tensor<1x16x34x34xf32>, %w: tensor<48x16x3x3x
 // An input larger than the windows need (20x21 for a 16x16 output, legal for
 // linalg): the unused rows/cols are sliced off before the tile padding.
 // CHECK-LABEL: func.func @input_larger_than_windows
-// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [16, 18, 18] [1, 1, 1] : tensor<16x20x21xf32> to tensor<16x18x18xf32>
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x16x20x21xf32>) outs(%{{.*}} : tensor<1x20x21x16xf32>)
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0, 0] [18, 18, 16] [1, 1, 1] : tensor<20x21x16xf32> to tensor<18x18x16xf32>
 // CHECK-NOT:     tensor.pad
-// CHECK:         linalg.transpose ins(%{{.*}} : tensor<16x18x18xf32>) outs(%{{.*}} : tensor<18x18x16xf32>)
 // CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<16x64x16xf32>, tensor<16x16x48xf32>)
 func.func @input_larger_than_windows(%x: tensor<1x16x20x21xf32>, %w: tensor<48x16x3x3xf32> {cuvil.weight}) -> tensor<1x48x16x16xf32> {
   %zero = arith.constant 0.0 : f32
