@@ -157,6 +157,39 @@ struct SinkThroughElementwise : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// A generic already iterating in NHWC order that reads an NCHW transpose
+/// back through the inverse permutation (a residual add rewritten by the
+/// pattern above before its other operand's pool became NHWC): it reads the
+/// transpose's source whole instead.
+struct ReadTransposeSource : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    SmallVector<unsigned> toNhwc =
+        llvm::map_to_vector(invertPermutationVector(kToNchw), [](int64_t k) { return unsigned(k); });
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool changed = false;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      linalg::TransposeOp t = nchwTranspose(in->get());
+      if (!t)
+        continue;
+      // t[i] = x[j] with j[kToNchw[k]] = i[k] (as in SinkThroughElementwise).
+      AffineMap direct = maps[in->getOperandNumber()].getSubMap(toNhwc);
+      if (!direct.isIdentity())
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { in->set(t.getInput()); });
+      maps[in->getOperandNumber()] = direct;
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no NCHW transpose read back in NHWC order");
+    rewriter.modifyOpInPlace(op, [&] { op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps)); });
+    return success();
+  }
+};
+
 /// pad(transpose(x)) -> transpose(pad'(x)), the pad's widths permuted.
 struct SinkThroughPad : OpRewritePattern<tensor::PadOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -205,7 +238,7 @@ struct CuvilPropagateChannelsLastPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    patterns.add<SinkThroughElementwise, SinkThroughPad,
+    patterns.add<SinkThroughElementwise, ReadTransposeSource, SinkThroughPad,
                  PoolChannelsLast<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>,
                  PoolChannelsLast<linalg::PoolingNchwSumOp, linalg::PoolingNhwcSumOp>>(ctx);
     linalg::TransposeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -126,3 +126,28 @@ func.func @widening_and_reductions_stay(%a: tensor<1x4x4x8xi8>) -> (tensor<1x8x4
   } -> tensor<1x8xi32>
   return %d, %s : tensor<1x8x4x4xf32>, tensor<1x8xi32>
 }
+
+// -----
+
+// An op already in NHWC order that reads an NCHW transpose back through the
+// inverse permutation (a residual add whose other operand became NHWC later)
+// reads the transpose's source whole.
+// CHECK-LABEL: func.func @read_back_in_nhwc_order
+// CHECK-SAME:    (%[[A:.*]]: tensor<1x4x4x8xf32>, %[[B:.*]]: tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}], iterator_types = {{.*}}} ins(%[[A]], %[[B]] : tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>)
+// CHECK-NOT:     linalg.transpose
+#id = affine_map<(n, h, w, c) -> (n, h, w, c)>
+#nchw = affine_map<(n, h, w, c) -> (n, c, h, w)>
+func.func @read_back_in_nhwc_order(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %e = tensor.empty() : tensor<1x8x4x4xf32>
+  %tb = linalg.transpose ins(%b : tensor<1x4x4x8xf32>) outs(%e : tensor<1x8x4x4xf32>) permutation = [0, 3, 1, 2]
+  %o = tensor.empty() : tensor<1x4x4x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #nchw, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a, %tb : tensor<1x4x4x8xf32>, tensor<1x8x4x4xf32>) outs(%o : tensor<1x4x4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %out: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x8xf32>
+  return %r : tensor<1x4x4x8xf32>
+}
