@@ -200,6 +200,10 @@ def CuvilCollapseShortRows : Pass<"cuvil-collapse-short-rows", "::mlir::func::Fu
     loop merges: 512x7x7 becomes 512x49. The elementwise schedule vectorizes
     one row at a time, the last chunk masked; short rows are mostly masks.
     Gathers (`tensor.extract`), `linalg.index` and i1 operands are left alone.
+    A `tensor.pad` by a constant that leaves its trailing dims unpadded pads
+    whole rows: [H, W, C] padded in H and W becomes [H, W*C] padded by
+    W-pad * C elements (collapse, pad, expand), so the pad schedule fills and
+    copies H rows of W*C elements, not H*W rows of C.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

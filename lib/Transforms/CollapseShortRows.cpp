@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::cuvil {
@@ -68,6 +69,43 @@ bool isCandidate(linalg::GenericOp op) {
   return plain;
 }
 
+/// A pad that leaves its trailing dims alone pads whole rows: [H, W, C]
+/// padded in H and W is [H, W*C] padded by C elements per W step (a
+/// channels-last conv input). The pad schedule copies and fills one row at
+/// a time; ResNet's NHWC pads ran as 58 x 58 rows of 64 bytes.
+void padWholeRows(tensor::PadOp pad, IRRewriter &rewriter) {
+  auto source = dyn_cast<RankedTensorType>(pad.getSourceType());
+  Value value = pad.getConstantPaddingValue();
+  if (!source || !source.hasStaticShape() || !value || pad.getNofold() || source.getRank() < 2)
+    return;
+  SmallVector<int64_t> shape(source.getShape()), low(pad.getStaticLow()), high(pad.getStaticHigh());
+  if (ShapedType::isDynamicShape(low) || ShapedType::isDynamicShape(high))
+    return;
+  // Merge the last dim into the one before it while the last is not padded.
+  int64_t rank = shape.size(), merged = rank;
+  while (merged >= 2 && low[merged - 1] == 0 && high[merged - 1] == 0) {
+    low[merged - 2] *= shape[merged - 1];
+    high[merged - 2] *= shape[merged - 1];
+    shape[merged - 2] *= shape[merged - 1];
+    --merged;
+  }
+  if (merged == rank)
+    return;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < merged - 1; ++d)
+    groups.push_back({d});
+  groups.push_back(llvm::to_vector(llvm::seq<int64_t>(merged - 1, rank)));
+  rewriter.setInsertionPoint(pad);
+  Location loc = pad.getLoc();
+  Value rows = tensor::CollapseShapeOp::create(rewriter, loc, pad.getSource(), groups);
+  low.resize(merged);
+  high.resize(merged);
+  MLIRContext *ctx = rewriter.getContext();
+  auto padded = tensor::PadOp::create(rewriter, loc, Type(), rows, getAsIndexOpFoldResult(ctx, low),
+                                      getAsIndexOpFoldResult(ctx, high), value);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(pad, pad.getResultType(), padded.getResult(), groups);
+}
+
 struct CuvilCollapseShortRowsPass
     : cuvil::impl::CuvilCollapseShortRowsBase<CuvilCollapseShortRowsPass> {
   void runOnOperation() override {
@@ -88,6 +126,10 @@ struct CuvilCollapseShortRowsPass
         continue;
       rewriter.replaceOp(op, collapsed->results);
     }
+    SmallVector<tensor::PadOp> pads;
+    getOperation()->walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+    for (tensor::PadOp pad : pads)
+      padWholeRows(pad, rewriter);
   }
 };
 

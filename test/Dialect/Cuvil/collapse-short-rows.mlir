@@ -98,3 +98,36 @@ func.func @window_stays(%x: tensor<5x5xf32>) -> tensor<3x5x3xf32> {
   } -> tensor<3x5x3xf32>
   return %w : tensor<3x5x3xf32>
 }
+
+// -----
+
+// A channels-last pad of H and W pads whole rows of W*C elements: C elements
+// per padded W step.
+// CHECK-LABEL: func.func @pad_whole_rows
+// CHECK:         %[[R:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<56x56x64xi8> into tensor<56x3584xi8>
+// CHECK:         %[[P:.*]] = tensor.pad %[[R]] low[1, 64] high[1, 64]
+// CHECK:         } : tensor<56x3584xi8> to tensor<58x3712xi8>
+// CHECK:         tensor.expand_shape %[[P]] {{\[}}[0], [1, 2]] output_shape [58, 58, 64] : tensor<58x3712xi8> into tensor<58x58x64xi8>
+func.func @pad_whole_rows(%x: tensor<56x56x64xi8>) -> tensor<58x58x64xi8> {
+  %c = arith.constant -128 : i8
+  %p = tensor.pad %x low[1, 1, 0] high[1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %c : i8
+  } : tensor<56x56x64xi8> to tensor<58x58x64xi8>
+  return %p : tensor<58x58x64xi8>
+}
+
+// -----
+
+// A pad of the last dim (an NCHW pad of W) keeps its shape.
+// CHECK-LABEL: func.func @pad_of_the_last_dim
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         tensor.pad %{{.*}} low[0, 1, 1] high[0, 1, 1]
+func.func @pad_of_the_last_dim(%x: tensor<3x8x8xf32>) -> tensor<3x10x10xf32> {
+  %c = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1] high[0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %c : f32
+  } : tensor<3x8x8xf32> to tensor<3x10x10xf32>
+  return %p : tensor<3x10x10xf32>
+}
