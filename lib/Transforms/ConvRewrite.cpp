@@ -31,6 +31,13 @@ FailureOr<ConvShape> mlir::cuvil::matchBatchOneConv(RewriterBase &rewriter, lina
   // kernel; an int8 conv has no direct kernel of its own (vpdpbusd is the matmul's).
   if (integer)
     minIn = minOut = 1;
+  // One output pixel (a squeeze-and-excitation block's 1x1 convs on pooled
+  // [C, 1, 1] tensors) is a matrix-vector product whatever the channels: the
+  // direct conv schedule's output-channel packing of such a conv with fewer
+  // than 16 channels crashed upstream's pad canonicalization (tensor.pad
+  // FoldSourceTensorCast: "mismatch between inferred shape and result shape").
+  if (out.getDimSize(2) * out.getDimSize(3) == 1)
+    minIn = minOut = 1;
   ConvShape s{in.getDimSize(1),  filter.getDimSize(0), in.getDimSize(2),     in.getDimSize(3),
               out.getDimSize(2), out.getDimSize(3),    filter.getDimSize(2), filter.getDimSize(3)};
   if (in.getDimSize(0) != 1)

@@ -109,6 +109,18 @@ def test_channels_last_between_convs(pool, threads):
     assert re.findall(r"permutation = \[0, 3, 1, 2\]", ir) == ["permutation = [0, 3, 1, 2]"] * 2
 
 
+@pytest.mark.parametrize("C, F", [(16, 4), (8, 4), (64, 8)])
+def test_one_pixel_convs_are_matrix_vector_products(C, F):
+    """A squeeze-and-excitation block's 1x1 convs on a pooled [C, 1, 1]
+    tensor, with fewer channels than the im2col thresholds: the direct conv
+    schedule's channel packing of them aborted the process (an upstream
+    tensor.pad canonicalization assertion; HF RegNet)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(C, F, 1), nn.ReLU(), nn.Conv2d(F, C, 1))
+    ir = compile_conv(model, torch.randn(1, C, 5, 5))["cuvil"]
+    assert "linalg.conv_2d_nchw_fchw" not in ir
+
+
 @pytest.mark.parametrize("batch", [12, 36])
 def test_two_thread_batch_matmul_runs_each_tile_once(batch):
     """A 36 x 2 scf.forall whose tiles zero-fill and accumulate: upstream
