@@ -69,7 +69,10 @@ bool absorbsTranspose(Operation *user) {
 /// that input has no other use (else both would be transposed).
 bool worthSinking(Operation *op, Value input) {
   bool absorbed = llvm::all_of(op->getUsers(), absorbsTranspose);
-  unsigned inBits = getElementTypeOrSelf(input.getType()).getIntOrFloatBitWidth();
+  Type inType = getElementTypeOrSelf(input.getType());
+  if (!inType.isIntOrFloat())   // index or complex elements: no width to compare
+    return absorbed;
+  unsigned inBits = inType.getIntOrFloatBitWidth();
   bool narrower = llvm::all_of(op->getResultTypes(), [&](Type t) {
     Type e = getElementTypeOrSelf(t);
     return e.isIntOrFloat() && e.getIntOrFloatBitWidth() <= inBits;

@@ -151,3 +151,24 @@ func.func @read_back_in_nhwc_order(%a: tensor<1x4x4x8xf32>, %b: tensor<1x4x4x8xf
   } -> tensor<1x4x4x8xf32>
   return %r : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// Index elements have no bit width: the transpose moves only where every
+// user takes it in (here the function's return does not), never a crash.
+// CHECK-LABEL: func.func @index_elements
+// CHECK:         %[[T:.*]] = linalg.transpose
+// CHECK:         linalg.generic {{.*}} ins(%[[T]] : tensor<1x8x4x4xindex>)
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+func.func @index_elements(%a: tensor<1x4x4x8xindex>) -> tensor<1x8x4x4xi32> {
+  %e = tensor.empty() : tensor<1x8x4x4xindex>
+  %t = linalg.transpose ins(%a : tensor<1x4x4x8xindex>) outs(%e : tensor<1x8x4x4xindex>) permutation = [0, 3, 1, 2]
+  %o = tensor.empty() : tensor<1x8x4x4xi32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%t : tensor<1x8x4x4xindex>) outs(%o : tensor<1x8x4x4xi32>) {
+  ^bb0(%x: index, %out: i32):
+    %i = arith.index_cast %x : index to i32
+    linalg.yield %i : i32
+  } -> tensor<1x8x4x4xi32>
+  return %r : tensor<1x8x4x4xi32>
+}
