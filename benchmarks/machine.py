@@ -40,6 +40,8 @@ def _library():
     lib.cuvil_bench_read_gbps.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
     lib.cuvil_bench_bf16_gflops.restype = ctypes.c_double
     lib.cuvil_bench_bf16_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.cuvil_bench_int8_gops.restype = ctypes.c_double
+    lib.cuvil_bench_int8_gops.argtypes = [ctypes.c_int, ctypes.c_int64]
     lib.cuvil_bench_handoff_ns.restype = ctypes.c_double
     lib.cuvil_bench_handoff_ns.argtypes = [ctypes.c_int64]
     return lib
@@ -71,6 +73,20 @@ def bf16_probe(threads: int = 1, seconds: float = 0.15):
     return max(lib.cuvil_bench_bf16_gflops(threads, iters) for _ in range(3)) / threads
 
 
+def int8_probe(threads: int = 1, seconds: float = 0.15):
+    """int8 dot-product (vpdpbusd) GOP/s per thread (a multiply and an add
+    per byte pair), like probe(); None on a host without AVX512-VNNI. (AMX
+    hosts: the AMX roof is not probed.)"""
+    _check_threads(threads)
+    lib = _library()
+    calibrate = 1_000_000
+    gops = lib.cuvil_bench_int8_gops(1, calibrate)
+    if gops < 0:
+        return None
+    iters = max(calibrate, int(seconds * gops * 1e9 / (12 * 128)))
+    return max(lib.cuvil_bench_int8_gops(threads, iters) for _ in range(3)) / threads
+
+
 def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:
     """GB/s per thread reading a `megabytes` buffer per thread (in L3) `reps`
     times, with `threads` threads at once (best of 3)."""
@@ -95,11 +111,15 @@ def handoff_ns(rounds: int = 200_000):
 
 def snapshot(threads: int) -> dict:
     """The probes on `threads` threads: {"fma_gflops", "l3_read_gbps"} per
-    thread, and with 2+ threads "handoff_ns" (core-to-core)."""
+    thread, "bf16_gflops" / "int8_gops" (dot-product roofs) where the host has
+    them, and with 2+ threads "handoff_ns" (core-to-core)."""
     snap = dict(fma_gflops=probe(threads), l3_read_gbps=bandwidth(threads))
     bf16 = bf16_probe(threads)
     if bf16 is not None:
         snap["bf16_gflops"] = bf16
+    int8 = int8_probe(threads)
+    if int8 is not None:
+        snap["int8_gops"] = int8
     handoff = handoff_ns() if threads >= 2 else None
     if handoff is not None:
         snap["handoff_ns"] = handoff

@@ -198,6 +198,7 @@ def markdown(results, start=None):
     if start:
         probes = "; ".join(f"{t} thread(s): {p['fma_gflops']:.0f} GFLOP/s FMA, "
                            + (f"{p['bf16_gflops']:.0f} GFLOP/s bf16 dot product, " if "bf16_gflops" in p else "")
+                           + (f"{p['int8_gops']:.0f} GOP/s int8 dot product, " if "int8_gops" in p else "")
                            + f"{p['l3_read_gbps']:.0f} GB/s "
                            "L3 read per thread" + (f", {p['handoff_ns']:.0f} ns core-to-core handoff"
                                                    if "handoff_ns" in p else "")
