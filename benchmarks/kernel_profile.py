@@ -2,7 +2,7 @@
 time of one call goes, kernel by kernel (cuvil.profiling). (Named so as not
 to shadow the standard library's `profile`, which torch imports.)
 
-    python benchmarks/kernel_profile.py gpt2-small [--threads 1] [--runs 20] [--top 15]
+    python benchmarks/kernel_profile.py gpt2-small [--threads 1] [--runs 20] [--top 15] [--precision bf16]
 
 Prints the table and writes results/profile-<workload>-<threads>thr.json.
 The timers add a clock read per kernel call (~50 ns; GPT-2 makes ~400 calls),
@@ -27,15 +27,17 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--top", type=int, default=15)
+    p.add_argument("--precision", default="fp32", help="cuvil.compile's precision= (fp32, bf16, fp16, ...)")
     p.add_argument("--out", default=None, help="JSON path (default results/profile-W-Tthr.json)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     model, inputs, flops = workloads.build(args.workload)
     with torch.no_grad():
-        fast = cuvil.compile(model, inputs, num_threads=args.threads, profile=True)
+        fast = cuvil.compile(model, inputs, num_threads=args.threads, profile=True,
+                             precision=args.precision)
         err = (torch.as_tensor(fast(*inputs)) - model(*inputs)).abs().max().item()
         profile = fast.profile(*inputs, runs=args.runs)
-    print(f"{args.workload}, {args.threads} thread(s), {profile.runs} runs: "
+    print(f"{args.workload} ({args.precision}), {args.threads} thread(s), {profile.runs} runs: "
           f"{profile.wall_ms_per_run:.2f} ms per call, {flops / profile.wall_ms_per_run * 1e-6:.0f} GFLOP/s, "
           f"max |cuvil - eager| = {err:.1e}")
     print(profile.table(top=args.top))
