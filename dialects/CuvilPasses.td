@@ -143,10 +143,13 @@ def CuvilMathApprox : Pass<"cuvil-math-approx", "::mlir::func::FuncOp"> {
   let summary = "Polynomial f32 erf / exp / tanh, so vector code stays vector";
   let description = [{
     Rewrites `math.erf`, `math.exp` and `math.tanh` on f32 scalars and vectors
-    into arith / `math.fma` polynomials (MLIR's polynomial approximations, a few
-    ulp; f16/bf16 operands are computed in f32). Without it these ops become
-    `llvm.intr.*` calls that LLVM scalarizes into one libm call per lane: the
-    GELU of a BERT-base layer (128x3072) took 2.5 ms through `erff`.
+    into arith / `math.fma` polynomials (a few ulp; f16/bf16 operands are
+    computed in f32): exp and tanh are MLIR's polynomial approximations, erf a
+    rational function on the clamped argument (x P(x^2) / Q(x^2), one division,
+    no per-interval selects), and erf(x / c) for a constant c becomes
+    erf(x * (1 / c)) (GELU). Without it these ops become `llvm.intr.*` calls
+    that LLVM scalarizes into one libm call per lane: the GELU of a BERT-base
+    layer (128x3072) took 2.5 ms through `erff`.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
