@@ -221,3 +221,77 @@ func.func @f32_batched_generic(%x: tensor<2x4x16xf32>, %w: tensor<2x16x32xf32>, 
   } -> tensor<2x4x32xf32>
   return %r : tensor<2x4x32xf32>
 }
+
+// -----
+
+// element-type truncates an elementwise producer's result inside it when the
+// contraction is its only user (no truncating op after it); with another
+// user it keeps its f32 result and a truncating generic follows.
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d1)>
+// BF16-LABEL: func.func @truncated_in_producer
+// BF16:         %[[G:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<8x16xf32>, tensor<16xf32>) outs(%{{.*}} : tensor<8x16xbf16>)
+// BF16:           math.erf
+// BF16-NEXT:      %[[T:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// BF16-NEXT:      linalg.yield %[[T]] : bf16
+// BF16:         linalg.matmul ins(%[[G]], %{{.*}} : tensor<8x16xbf16>, tensor<16x32xbf16>)
+// BF16-LABEL: func.func @producer_kept_for_its_other_user
+// BF16:         %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x16xf32>)
+// BF16:         %[[T:.*]] = linalg.generic {{.*}} ins(%[[G]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xbf16>)
+// BF16:         linalg.matmul ins(%[[T]], %{{.*}} : tensor<8x16xbf16>, tensor<16x32xbf16>)
+// BF16:         return %{{.*}}, %[[G]]
+func.func @truncated_in_producer(%x: tensor<8x16xf32>, %bias: tensor<16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bias : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %r = math.erf %s : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%g, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
+func.func @producer_kept_for_its_other_user(%x: tensor<8x16xf32>, %bias: tensor<16xf32>, %w: tensor<16x32xf32>) -> (tensor<8x32xf32>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %g = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %bias : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%g, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r, %g : tensor<8x32xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// The same through the reshape between them (a [1, 8, 16] layer output read
+// as [8, 16] rows): the reshape takes the narrow element type.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// BF16-LABEL: func.func @truncated_in_producer_through_reshape
+// BF16:         %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x8x16xbf16>)
+// BF16:           arith.truncf %{{.*}} : f32 to bf16
+// BF16:         %[[C:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0, 1], [2]] : tensor<1x8x16xbf16> into tensor<8x16xbf16>
+// BF16:         linalg.matmul ins(%[[C]], %{{.*}} : tensor<8x16xbf16>, tensor<16x32xbf16>)
+func.func @truncated_in_producer_through_reshape(%x: tensor<1x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<8x32xf32> {
+  %e = tensor.empty() : tensor<1x8x16xf32>
+  %g = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<1x8x16xf32>) outs(%e : tensor<1x8x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.erf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x8x16xf32>
+  %c2 = tensor.collapse_shape %g [[0, 1], [2]] : tensor<1x8x16xf32> into tensor<8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<8x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %r = linalg.matmul ins(%c2, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}
