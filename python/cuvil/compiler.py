@@ -120,7 +120,7 @@ class CompiledModule:
         weights.rebind_if_changed(sig)   # the model's weights changed since: use the new ones
         tensors = tensor_inputs(args)
         arrays = [execution.to_array(a) for a in tensors]
-        inputs = [arrays[key] for role, key in sig.contract.main_args if role == "input"]
+        inputs = [arrays[key] for key in sig.contract.input_keys]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
         results = [execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)]
         mutations = sig.contract.mutations

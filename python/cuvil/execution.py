@@ -7,6 +7,7 @@ arrays (64-byte aligned, C-contiguous) without copying; ctypes releases the
 GIL during the call.
 """
 import ctypes
+import math
 from dataclasses import dataclass
 from typing import Dict, List, Sequence
 
@@ -55,7 +56,7 @@ class TensorSpec:
 def aligned_empty(shape, dtype) -> np.ndarray:
     """An uninitialised C-contiguous array whose data is 64-byte aligned."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize   # (np.prod: a ufunc reduction per call)
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     offset = (-raw.ctypes.data) % ALIGNMENT
     return raw[offset:offset + nbytes].view(dtype).reshape(shape)
@@ -173,6 +174,11 @@ class BoundFunction:
         self._keep = {i: as_aligned(a) for i, a in fixed.items()}
         self._fixed = {i: descriptor(a) for i, a in self._keep.items()}
         self._free = [i for i in range(len(function.inputs)) if i not in fixed]
+        # The call's argument list with the fixed descriptors' addresses in
+        # place (a model passes ~100 weights: their addresses are not looked
+        # up again on every call); the free inputs' slots are filled per call.
+        self._args = [ctypes.addressof(self._fixed[i]) if i in self._fixed else 0
+                      for i in range(len(function.inputs))]
 
     def __call__(self, *arrays: np.ndarray, out_shapes=None, touch_threads=1) -> List[np.ndarray]:
         f = self.function
@@ -182,11 +188,11 @@ class BoundFunction:
         outs = [aligned_empty(shape, s.np_dtype) for shape, s in zip(shapes, f.outputs)]
         if touch_threads > 1:
             first_touch(outs, touch_threads)
-        descs = dict(self._fixed)
         keep = [as_aligned(a) for a in arrays]
-        descs.update((i, descriptor(a)) for i, a in zip(self._free, keep))
-        out_descs = [descriptor(a) for a in outs]
-        f._fn(*[ctypes.addressof(descs[i]) for i in range(len(f.inputs))],
-              *[ctypes.addressof(d) for d in out_descs])
+        descs = [descriptor(a) for a in keep] + [descriptor(a) for a in outs]   # alive until the call returns
+        args = list(self._args)
+        for i, d in zip(self._free, descs):
+            args[i] = ctypes.addressof(d)
+        f._fn(*args, *[ctypes.addressof(d) for d in descs[len(keep):]])
         f.raise_reported_error()
         return outs

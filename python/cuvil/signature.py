@@ -1,6 +1,7 @@
 """One compiled specialisation of a model (`Signature`), how to call its
 library (`CallContract`, stored beside it in the cache index), and the checks
 that map a call's inputs to a signature key."""
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
@@ -95,6 +96,12 @@ class CallContract:
             if got != dtype and not (dtype == "uint8" and got == "int8"):
                 raise CompileError("import", f"result {i} of the lowered model is {got} where eager "
                                              f"returns {dtype} (a torch-mlir lowering changed it)")
+
+    @functools.cached_property
+    def input_keys(self) -> List[Any]:
+        """Which user input each non-weight @main argument takes, in order
+        (read on every call: not rebuilt from main_args each time)."""
+        return [key for role, key in self.main_args if role == "input"]
 
     def user_outputs(self, results: list) -> list:
         """The leaves of the user outputs from @main's results after the

@@ -50,7 +50,10 @@ def _prepack(lib, contract, weights, versions) -> Optional[PackedWeights]:
 def state(tensors: Dict[str, Any]) -> tuple:
     """Changes when a weight is modified in place (torch's version counter)
     or given other memory (`param.data = ...`)."""
-    return tuple((t._version, t.data_ptr()) for t in tensors.values())
+    # Two flat list comprehensions: read before every call of a model with
+    # ~100 weights, a generator of pairs cost twice the time.
+    ts = list(tensors.values())
+    return tuple([t._version for t in ts]), tuple([t.data_ptr() for t in ts])
 
 
 def bind(sig) -> None:
