@@ -59,32 +59,31 @@ def probe(threads: int = 1, seconds: float = 0.15) -> float:
     return best / threads
 
 
+def _dot_probe(measure, ops_per_iter: int, threads: int, seconds: float):
+    """Per-thread rate of a dot-product probe of fma_peak.c (`measure(threads,
+    iters)`, ops_per_iter per loop iteration), like probe(); None where the
+    host lacks its instruction (the probe returns -1)."""
+    _check_threads(threads)
+    calibrate = 1_000_000
+    rate = measure(1, calibrate)
+    if rate < 0:
+        return None
+    iters = max(calibrate, int(seconds * rate * 1e9 / ops_per_iter))
+    return max(measure(threads, iters) for _ in range(3)) / threads
+
+
 def bf16_probe(threads: int = 1, seconds: float = 0.15):
     """bf16 dot-product (vdpbf16ps) GFLOP/s per thread, like probe(); None on
     a host without AVX512-BF16. (AMX hosts: the AMX roof is not probed; their
     bf16 rows are compared against this one.)"""
-    _check_threads(threads)
-    lib = _library()
-    calibrate = 1_000_000
-    gflops = lib.cuvil_bench_bf16_gflops(1, calibrate)
-    if gflops < 0:
-        return None
-    iters = max(calibrate, int(seconds * gflops * 1e9 / (12 * 64)))
-    return max(lib.cuvil_bench_bf16_gflops(threads, iters) for _ in range(3)) / threads
+    return _dot_probe(_library().cuvil_bench_bf16_gflops, 12 * 64, threads, seconds)
 
 
 def int8_probe(threads: int = 1, seconds: float = 0.15):
     """int8 dot-product (vpdpbusd) GOP/s per thread (a multiply and an add
     per byte pair), like probe(); None on a host without AVX512-VNNI. (AMX
     hosts: the AMX roof is not probed.)"""
-    _check_threads(threads)
-    lib = _library()
-    calibrate = 1_000_000
-    gops = lib.cuvil_bench_int8_gops(1, calibrate)
-    if gops < 0:
-        return None
-    iters = max(calibrate, int(seconds * gops * 1e9 / (12 * 128)))
-    return max(lib.cuvil_bench_int8_gops(threads, iters) for _ in range(3)) / threads
+    return _dot_probe(_library().cuvil_bench_int8_gops, 12 * 128, threads, seconds)
 
 
 def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:

@@ -11,8 +11,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
-#include <cmath>
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <cmath>
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILMATHAPPROX
