@@ -120,6 +120,8 @@ class CompiledModule:
         weights.rebind_if_changed(sig)   # the model's weights changed since: use the new ones
         tensors = tensor_inputs(args)
         arrays = [execution.to_array(a) for a in tensors]
+        if sig.contract.random_seed:   # the last input, after the user's
+            arrays.append(sig.contract.seed_array())
         inputs = [arrays[key] for key in sig.contract.input_keys]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
         results = [execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)]

@@ -27,6 +27,7 @@ from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 from torch_mlir.passmanager import PassManager
 
+from . import importer_random
 from .errors import CompileError, UnsupportedOpError
 from .fingerprint import INLINE_MAX_BYTES
 from .pipeline import TO_LINALG, TORCH_BACKEND, module_pipeline
@@ -629,8 +630,9 @@ _EMBEDDING_BAGS = (torch.ops.aten._embedding_bag.default, torch.ops.aten._embedd
 
 
 def _refuse_what_cannot_lower(g) -> None:
-    """Ops whose lowering leaves upstream MLIR: random numbers (torch-mlir
-    keeps the generator state in ml_program globals) and complex tensors
+    """Ops whose lowering leaves upstream MLIR: random numbers that
+    cuvil.importer_random did not replace (torch-mlir keeps the generator
+    state in ml_program globals) and complex tensors
     (FFTs: the linalg lowering fails on complex<f32> deep inside); and one
     torch-mlir lowers wrong: embedding_bag with per_sample_weights. Named,
     with the model line, before torch-mlir sees them."""
@@ -639,7 +641,7 @@ def _refuse_what_cannot_lower(g) -> None:
             continue
         detail = ""
         if torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
-            detail = "random numbers: Cuvil has no generator state; pass the random tensor as an input"
+            detail = f"random numbers: {importer_random.why_not_lowered(node)}"
         elif node.target in _EMBEDDING_BAGS and len(node.args) > 6 and node.args[6] is not None:
             detail = ("per_sample_weights: torch-mlir's lowering of embedding_bag ignores them (a wrong "
                       "result); weight the embeddings and sum them in the model instead")
@@ -711,6 +713,7 @@ def import_program_weights_as_args(
     sig = prog.graph_signature
     g = prog.graph
     _inline_cond(prog)
+    random_seed = importer_random.lower_random_ops(prog)
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}
 
     args_manifest: List[dict] = []
@@ -787,7 +790,7 @@ def import_program_weights_as_args(
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
                     out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined,
                     output_dims=_output_dims(g), output_slots=output_slots,
-                    output_dtypes=_output_dtypes(g))
+                    output_dtypes=_output_dtypes(g), random_seed=random_seed)
     return ImportResult(text=text, manifest=manifest, timings=timings, _arg_tensors=arg_tensors,
                         out_spec=prog.call_spec.out_spec)
 

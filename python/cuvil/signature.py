@@ -40,6 +40,9 @@ class CallContract:
     output_slots: List[list] = field(default_factory=list)
     # Per @main result: eager's torch dtype where MLIR's type does not say it (uint8 is i8).
     output_dtypes: List[str] = field(default_factory=list)
+    # The graph draws random numbers (cuvil.importer_random): @main's last
+    # input is a seed, taken from torch's default generator on every call.
+    random_seed: bool = False
 
     def to_json(self) -> dict:
         from torch.utils import _pytree as pytree
@@ -51,7 +54,7 @@ class CallContract:
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
                     output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key,
                     mutations=[list(m) for m in self.mutations], output_slots=self.output_slots,
-                    output_dtypes=self.output_dtypes)
+                    output_dtypes=self.output_dtypes, random_seed=self.random_seed)
 
     @classmethod
     def from_json(cls, d) -> "CallContract":
@@ -68,7 +71,7 @@ class CallContract:
                    prepack_key=d.get("prepack_key", ""),
                    # required: entries older Cuvils wrote lack them
                    mutations=[tuple(m) for m in d["mutations"]], output_slots=d["output_slots"],
-                   output_dtypes=d["output_dtypes"])
+                   output_dtypes=d["output_dtypes"], random_seed=d["random_seed"])
 
     @classmethod
     def from_module(cls, module, weight_order, out_spec, manifest, kernels, prepack_key_of) -> "CallContract":
@@ -84,7 +87,8 @@ class CallContract:
                    input_dims=manifest.get("input_dims", []), output_dims=manifest.get("output_dims", []),
                    kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)),
                    mutations=_mutations(manifest), output_slots=manifest.get("output_slots", []),
-                   output_dtypes=manifest.get("output_dtypes", []))
+                   output_dtypes=manifest.get("output_dtypes", []),
+                   random_seed=bool(manifest.get("random_seed")))
 
     def check_output_dtypes(self) -> None:
         """Every result's element type is eager's dtype: a lowering that
@@ -102,6 +106,12 @@ class CallContract:
         """Which user input each non-weight @main argument takes, in order
         (read on every call: not rebuilt from main_args each time)."""
         return [key for role, key in self.main_args if role == "input"]
+
+    def seed_array(self) -> np.ndarray:
+        """This call's seed for the random ops: the next number of torch's
+        default generator (so torch.manual_seed makes a call repeat)."""
+        import torch
+        return np.array(torch.empty((), dtype=torch.int64).random_().item(), dtype=np.int64)
 
     def user_outputs(self, results: list) -> list:
         """The leaves of the user outputs from @main's results after the

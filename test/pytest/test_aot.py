@@ -325,3 +325,23 @@ def test_aarch64_export_runs_under_qemu_and_matches_eager(tmp_path, link, cross_
         want = pytree.tree_leaves(model(*inputs))
     got = _run_from_c(exe, out, inputs, want, tmp_path, runner=qemu_aarch64)
     _assert_matches(got, want)
+
+
+class Noise(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) + torch.rand_like(x)
+
+
+def test_exported_random_ops_take_the_seed_as_last_input(tmp_path):
+    """The C caller passes the seed (cuvil.importer_random); with the seed a
+    Python call drew, the C run gives the generator's numbers exactly."""
+    from cuvil import importer_random
+    x = torch.randn(8, 33)
+    out = cuvil.export(Noise(), (x,), tmp_path / "artifact")
+    header = (out / "model.h").read_text()
+    assert "input 1: int64_t (scalar)" in header and "the seed of the model's random numbers" in header
+    seed = torch.tensor(123456789123, dtype=torch.int64)
+    keep = importer_random.uniform01(seed, 0, x.shape, torch.float32) >= 0.5
+    want = [x * keep * 2.0 + importer_random.uniform01(seed, 1, x.shape, torch.float32)]
+    _build_driver(out, tmp_path / "run_model_io")
+    _assert_matches(_run_from_c(tmp_path / "run_model_io", out, (x, seed), want, tmp_path), want)
