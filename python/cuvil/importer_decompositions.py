@@ -756,7 +756,64 @@ def roll(x, shifts, dims=()):
     return out
 
 
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """aten.empty_strided as a contiguous empty (a functional graph has no
+    strides; the values are unspecified either way): torch-mlir's lowering
+    of a 0-size empty_strided fails on its own leftover operands."""
+    return torch.empty(size, dtype=dtype, device=device)
+
+
+def new_empty_strided(x, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return torch.empty(size, dtype=x.dtype if dtype is None else dtype, device=device)
+
+
+def addbmm(x, batch1, batch2, *, beta=1, alpha=1):
+    """aten.addbmm: beta x + alpha sum_b batch1[b] @ batch2[b] (torch-mlir's
+    lowering handles float only); beta = 0 ignores x, NaNs included."""
+    out = torch.bmm(batch1, batch2).sum(0, dtype=batch1.dtype)
+    if alpha != 1:
+        out = out * alpha
+    if beta == 0:
+        return out.expand(torch.broadcast_shapes(x.shape, out.shape)).clone()
+    return (x if beta == 1 else x * beta) + out
+
+
+def resize(x, size, memory_format=None):
+    """aten.resize (resize_ / resize_as_ made functional): the first
+    prod(size) elements in row-major order, as eager's on a contiguous
+    tensor; growing (uninitialized memory) stays unsupported."""
+    n = math.prod(size)
+    if not all(isinstance(v, int) for v in (*size, *x.shape)) or n > x.numel():
+        return NotImplemented
+    return x.reshape(-1)[:n].reshape(size).clone()
+
+
+def nonzero_static(x, *, size, fill_value=-1):
+    """aten.nonzero_static: the coordinates of the first `size` nonzero
+    elements (row-major), padded with fill_value. Each nonzero element's
+    row is its rank among them (a cumsum); the others, and those past
+    `size`, write to a spare row that is cut off."""
+    if not all(isinstance(v, int) for v in x.shape):
+        return NotImplemented
+    flat = (x != 0).reshape(-1)
+    index = torch.arange(flat.numel(), dtype=torch.int64)
+    coords, rest = [], index
+    for extent in reversed(x.shape):
+        coords.append(rest % extent)
+        rest = rest // extent
+    coords = torch.stack(coords[::-1], dim=1) if coords else index.new_zeros((flat.numel(), 0))
+    rank = torch.cumsum(flat.to(torch.int64), 0) - 1
+    row = torch.where(flat & (rank < size), rank, size)
+    out = torch.full((size + 1, x.dim()), fill_value, dtype=torch.int64)
+    return out.index_put((row,), coords)[:size]
+
+
 DECOMPOSITIONS = {
+    aten.nonzero_static.default: nonzero_static,
+    aten.addbmm.default: addbmm,
+    aten.resize.default: resize,
+    aten.empty_strided.default: empty_strided,
+    aten.new_empty_strided.default: new_empty_strided,
     aten.roll.default: roll,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,

@@ -212,3 +212,33 @@ def test_int8_max_pool_stays_a_pooling_op(tmp_path):
     torch.testing.assert_close(cuvil.compile(Pool(), dump_dir=tmp_path)(x), Pool()(x), rtol=0, atol=0)
     linalg = next(tmp_path.rglob("0_linalg.mlir")).read_text()
     assert "linalg.pooling_nchw_max" in linalg and "tensor.extract" not in linalg
+
+
+def test_block_diag_new_full_and_empty_strided_of_zero_size():
+    # torch-mlir left the 0-size empty_strided these decompose to half lowered.
+    a, b = torch.randn(2, 3), torch.randn(1, 2)
+    assert_matches_eager(Ops(torch.block_diag, lambda a, b: a.new_full((2, 0), 4.5) + 1,
+                             lambda a, b: torch.block_diag(a, b.new_zeros(0, 4), b)), a, b)
+    got = cuvil.compile(Ops(lambda a: torch.empty_strided((3, 0, 2), (1, 1, 1)),
+                            lambda a: a.new_empty_strided((2, 3), (1, 2))))(a)
+    assert [tuple(t.shape) for t in got] == [(3, 0, 2), (2, 3)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_addbmm_of_ints_and_floats(dtype):
+    x, b1, b2 = (torch.randint(-9, 9, s).to(dtype) for s in [(5, 10), (4, 5, 6), (4, 6, 10)])
+    assert_matches_eager(Ops(torch.addbmm, lambda x, p, q: torch.addbmm(x, p, q, beta=0, alpha=3),
+                             lambda x, p, q: torch.addbmm(x[0], p, q, beta=2)), x, b1, b2)
+
+
+def test_resize_to_fewer_or_as_many_elements():
+    x = torch.randn(4, 5, 6)
+    assert_matches_eager(Ops(lambda x: x.clone().resize_(6, 20), lambda x: x.clone().resize_(3, 7),
+                             lambda x: x.clone().resize_as_(x[0])), x)
+
+
+@pytest.mark.parametrize("size,fill", [(3, -1), (40, 7), (0, -1)])
+def test_nonzero_static_pads_and_truncates(size, fill):
+    x = torch.tensor([[0.0, 1.5, 0.0, -2.0], [0.0, 0.0, 3.0, 0.0], [4.0, 0.0, 0.0, 5.0]])
+    assert_matches_eager(Ops(lambda x: torch.nonzero_static(x, size=size, fill_value=fill),
+                             lambda x: torch.nonzero_static(x[1], size=size, fill_value=fill)), x)
