@@ -362,6 +362,8 @@ def pow_integer(x, exponent):
     """aten.pow.Tensor_Scalar of an integer tensor by a non-negative integer
     (square() is pow 2): products by binary exponentiation, wrapping as
     eager's do. torch-mlir lowers pow on floats only."""
+    if x.dtype == torch.bool and isinstance(exponent, int) and not isinstance(exponent, bool) and exponent >= 0:
+        return pow_integer(x.to(torch.int64), exponent)   # eager: bool ** int is int64
     if x.is_floating_point() or x.is_complex() or isinstance(exponent, float) \
             or not isinstance(exponent, int) or exponent < 0 or x.dtype == torch.bool:
         return NotImplemented
@@ -808,7 +810,152 @@ def nonzero_static(x, *, size, fill_value=-1):
     return out.index_put((row,), coords)[:size]
 
 
+def pow_integer_tensors(x, exponent):
+    """aten.pow.Tensor_Tensor of integers: binary exponentiation over the
+    exponent's bits (wrapping as eager's products do); a negative exponent
+    gives eager's 1 / x truncated: 1 for 1, +-1 for -1, else 0."""
+    if not isinstance(x, torch.Tensor) or not isinstance(exponent, torch.Tensor):
+        return NotImplemented
+    dtype = torch.result_type(x, exponent)
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+        return NotImplemented
+    base, e = x.to(dtype), exponent.to(dtype)
+    result = torch.ones_like(base * e)
+    for bit in range(torch.iinfo(dtype).bits - 1):
+        result = torch.where(((e >> bit) & 1) == 1, result * base, result)
+        base = base * base
+    odd = (e & 1) == 1
+    negative = torch.where(base.new_ones(()) == 0, 0, torch.where(
+        x == 1, 1, torch.where(x == -1, torch.where(odd, -1, 1), 0))).to(dtype)
+    return torch.where(e < 0, negative, result)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """aten.isclose of integers and bools (torch-mlir takes floats only), as
+    eager computes it: equal, or |a - b| <= atol + |rtol b| in floats."""
+    if a.is_floating_point() or b.is_floating_point() or a.is_complex() or b.is_complex():
+        return NotImplemented
+    ca = a.to(torch.get_default_dtype()) if a.dtype == torch.bool else a
+    cb = b.to(torch.get_default_dtype()) if b.dtype == torch.bool else b
+    return (a == b) | ((ca - cb).abs() <= atol + (rtol * cb).abs())
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
+    """aten.searchsorted.Tensor as a count: the insertion point of v is the
+    number of elements < v (left) or <= v (right) in its sorted row."""
+    seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
+    right = right or side == "right"
+    dtype = torch.int32 if out_int32 else torch.int64
+    if 0 in (*seq.shape, *values.shape):   # torch-mlir's lowering of the empty count divides by zero
+        return torch.zeros(values.shape, dtype=dtype)
+    if seq.dim() == 1:
+        seq = seq.reshape((1,) * values.dim() + (-1,))
+    else:
+        seq = seq.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    count = ((seq <= v) if right else (seq < v)).sum(-1)
+    return count.to(dtype)
+
+
+def histc(x, bins=100, min=0, max=0):
+    """aten.histc: counts per bin, bin = trunc((x - lo) bins / (hi - lo))
+    as eager's linear kernel computes it, x == hi in the last bin, values
+    outside [lo, hi] ignored; lo = hi = 0 means the data's range (widened
+    by 1 each way when the data is constant)."""
+    if not x.is_floating_point() or not all(isinstance(v, int) for v in x.shape):
+        return NotImplemented
+    flat = x.reshape(-1)
+    if min == max and flat.numel():
+        lo, hi = flat.min(), flat.max()
+        same = lo == hi
+        lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
+    else:
+        lo, hi = x.new_full((), float(min)), x.new_full((), float(max))
+    position = ((flat - lo) * bins / (hi - lo)).to(torch.int64)
+    position = torch.where(position == bins, bins - 1, position)
+    inside = (flat >= lo) & (flat <= hi)
+    hits = (position.unsqueeze(-1) == torch.arange(bins)) & inside.unsqueeze(-1)
+    return hits.sum(0).to(x.dtype)
+
+
+def _direct_distances(x1, x2, p: float):
+    """||x1_i - x2_j||_p over the last dim, elementwise as eager's direct kernel."""
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
+    if p == 0:
+        return (diff != 0).to(x1.dtype).sum(-1)
+    if p == math.inf:
+        return diff.amax(-1) if diff.shape[-1] else diff.sum(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return diff.square().sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def cdist(x1, x2, p, compute_mode=None):
+    """aten._cdist_forward: for p = 2 with more than 25 rows (or
+    compute_mode 1), eager's matmul form sqrt(max(|x|^2 + |y|^2 - 2 x.y, 0))
+    built exactly as eager builds it; else the direct differences."""
+    if not x1.is_floating_point():
+        return NotImplemented
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if p == 2 and (compute_mode == 1 or (compute_mode in (None, 0) and (r1 > 25 or r2 > 25))):
+        n1 = x1.pow(2).sum(-1, keepdim=True)
+        n2 = x2.pow(2).sum(-1, keepdim=True)
+        a = torch.cat([x1 * -2, n1, torch.ones_like(n1)], -1)
+        b = torch.cat([x2, torch.ones_like(n2), n2], -1)
+        return torch.matmul(a, b.mT).clamp_min(0).sqrt()
+    return _direct_distances(x1, x2, p)
+
+
+def pdist(x, p=2):
+    """aten._pdist_forward: the distances of row pairs i < j, row-major (the
+    upper triangle of the direct distance matrix, row by row)."""
+    n = x.shape[0]
+    if not x.is_floating_point() or not isinstance(n, int) or n > 64:
+        return NotImplemented
+    d = _direct_distances(x, x, p)
+    if n < 2:
+        return d.reshape(-1)[:0]
+    return torch.cat([d[i, i + 1:] for i in range(n - 1)])
+
+
+def frexp(x):
+    """aten.frexp.Tensor: x = m 2^e with 0.5 <= |m| < 1 (computed in float64,
+    where 2^e of a float32 subnormal is normal); 0, inf and NaN give (x, 0)."""
+    if not x.is_floating_point() or x.dtype == torch.float64:
+        return NotImplemented
+    z = x.double()
+    a = z.abs()
+    regular = (a > 0) & (a < math.inf)
+    safe = torch.where(regular, a, torch.ones_like(a))
+    e = torch.floor(torch.log2(safe)) + 1   # log2 may be one off near powers of two: fixed below
+    m = _scale_by_pow2(safe, -e)
+    e = torch.where(m >= 1, e + 1, torch.where(m < 0.5, e - 1, e))
+    e = torch.where(regular, e, torch.zeros_like(e))
+    mantissa = torch.where(regular, _scale_by_pow2(z, -e), z)
+    return mantissa.to(x.dtype), e.to(torch.int32)
+
+
+def _scale_by_pow2(z, e):
+    """z * 2^e, exactly, for float64 z and integer-valued |e| < 256 (enough
+    for float32's exponents): 2^|e| as a product of exact powers of two
+    picked by the bits of |e| (exp2 is an approximation here)."""
+    a = e.abs().to(torch.int64)
+    p = torch.ones_like(z)
+    for bit in range(8):
+        p = torch.where(((a >> bit) & 1) == 1, p * float(2 ** (1 << bit)), p)
+    return torch.where(e < 0, z / p, z * p)
+
+
 DECOMPOSITIONS = {
+    aten.pow.Tensor_Tensor: pow_integer_tensors,
+    aten.isclose.default: isclose,
+    aten.searchsorted.Tensor: searchsorted,
+    aten.histc.default: histc,
+    aten._cdist_forward.default: cdist,
+    aten._pdist_forward.default: pdist,
+    aten.frexp.Tensor: frexp,
     aten.nonzero_static.default: nonzero_static,
     aten.addbmm.default: addbmm,
     aten.resize.default: resize,

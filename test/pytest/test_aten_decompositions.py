@@ -242,3 +242,46 @@ def test_nonzero_static_pads_and_truncates(size, fill):
     x = torch.tensor([[0.0, 1.5, 0.0, -2.0], [0.0, 0.0, 3.0, 0.0], [4.0, 0.0, 0.0, 5.0]])
     assert_matches_eager(Ops(lambda x: torch.nonzero_static(x, size=size, fill_value=fill),
                              lambda x: torch.nonzero_static(x[1], size=size, fill_value=fill)), x)
+
+
+def test_integer_pow_of_tensors_and_bool_square():
+    base = torch.tensor([2, 1, -1, -1, 0, 5, 3, -7, 0])
+    exponent = torch.tensor([-1, -1, -1, -2, -1, 0, 50, 3, 0])
+    assert_matches_eager(Ops(torch.pow, lambda b, e: torch.pow(b.to(torch.int8), e.to(torch.int8).abs()),
+                             lambda b, e: torch.square(b > 0)), base, exponent)
+
+
+def test_isclose_of_integers_and_bools():
+    a, b = torch.tensor([1, 2, 3, -5, 100000]), torch.tensor([1, 3, 3, -5, 100001])
+    assert_matches_eager(Ops(torch.isclose, lambda a, b: torch.isclose(a, b, rtol=0, atol=1),
+                             lambda a, b: torch.isclose(a > 1, b > 2)), a, b)
+
+
+def test_searchsorted_left_right_sorter_and_rows():
+    seq = torch.tensor([[0.0, 1.0, 1.0, 2.5, 4.0], [-3.0, -1.0, 0.0, 0.0, 9.0]])
+    values = torch.tensor([[1.0, -5.0, 4.0], [0.0, 10.0, -1.0]])
+    order = torch.tensor([4, 0, 2, 1, 3])
+    assert_matches_eager(Ops(lambda s, v, o: torch.searchsorted(s, v), lambda s, v, o: torch.searchsorted(s, v, right=True),
+                             lambda s, v, o: torch.searchsorted(s[0], v, out_int32=True),
+                             lambda s, v, o: torch.searchsorted(s[0][o], v, sorter=torch.argsort(o)),
+                             lambda s, v, o: torch.searchsorted(s[0][:0], v[0, :0])), seq, values, order)
+
+
+def test_histc_fixed_and_data_ranges():
+    x = torch.cat([torch.linspace(-2, 3, 997), torch.tensor([3.0, -2.0, 7.0])])
+    assert_matches_eager(Ops(lambda x: torch.histc(x, bins=10, min=-1, max=3), lambda x: torch.histc(x, bins=7),
+                             lambda x: torch.histc(torch.ones_like(x), bins=4)), x)
+
+
+@pytest.mark.parametrize("rows", [4, 30])   # eager's p = 2 takes its matmul form above 25 rows
+def test_cdist_and_pdist_over_norms(rows):
+    x1, x2 = torch.randn(2, rows, 5), torch.randn(2, 7, 5)
+    if rows <= 25:   # a zero distance: exact in the direct form (the matmul form's is ~1e-3 off, eager's too)
+        x2[0, 0] = x1[0, 0]
+    assert_matches_eager(Ops(*[lambda a, b, p=p: torch.cdist(a, b, p=p) for p in (0.0, 1.0, 2.0, 3.0, math.inf)],
+                             lambda a, b: F.pdist(a[0]), lambda a, b: F.pdist(b[1], p=1.0)), x1, x2)
+
+
+def test_frexp_of_normals_subnormals_and_special_values():
+    x = torch.tensor([0.0, -0.0, 1.0, 0.5, -0.75, 1024.0, 3e-39, -1e-45, 3e38, math.inf, -math.inf, math.nan, 0.999999])
+    assert_matches_eager(Ops(torch.frexp), x)
