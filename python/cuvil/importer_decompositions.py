@@ -948,7 +948,18 @@ def _scale_by_pow2(z, e):
     return torch.where(e < 0, z / p, z * p)
 
 
+def gelu(x, approximate="none"):
+    """aten.gelu with approximate="tanh", as eager computes it: torch-mlir's
+    lowering uses 0.797724 for sqrt(2 / pi) = 0.7978846 (5e-5 off at x = 1.3,
+    silently). The exact (erf) form stays torch-mlir's."""
+    if approximate != "tanh" or not x.is_floating_point():
+        return NotImplemented
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1.0 + torch.tanh(inner))
+
+
 DECOMPOSITIONS = {
+    aten.gelu.default: gelu,
     aten.pow.Tensor_Tensor: pow_integer_tensors,
     aten.isclose.default: isclose,
     aten.searchsorted.Tensor: searchsorted,

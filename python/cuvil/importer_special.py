@@ -279,13 +279,25 @@ def _bessel_k(z, order: int, scaled: bool):
     return _y_edges(z, torch.where(z <= 2.0, small, large), math.inf)
 
 
+def _bessel_i_as_eager(z, dtype, order: int):
+    """I0 / I1 of float64 z, +-inf where exp(|z|) overflows the result dtype
+    (|z| > 88.72 in float32): eager's kernel multiplies by exp(|x|) in that
+    dtype, so gives inf from there, where I(x) itself fits up to |x| ~ 91.6."""
+    out = _bessel_i(z, order, scaled=False)
+    overflow = _full(z, math.inf)
+    if order == 1:
+        overflow = torch.where(z < 0, -overflow, overflow)
+    a = z.abs()   # +-inf stays NaN (inf / inf in eager's kernel)
+    return torch.where((a > math.log(torch.finfo(dtype).max)) & (a != math.inf), overflow, out)
+
+
 def _modified_bessel(kind: str, order: int, scaled: bool):
     def decomposition(x):
         dtype = _result_dtype(x)
         if dtype is None:
             return NotImplemented
         z = x.to(dtype).double()
-        out = _bessel_i(z, order, scaled) if kind == "i" else _bessel_k(z, order, scaled)
+        out = _bessel_i_as_eager(z, dtype, order) if kind == "i" else _bessel_k(z, order, scaled)
         return out.to(dtype)
     name = f"{'scaled_' if scaled else ''}modified_bessel_{kind}{order}"
     decomposition.__name__ = name

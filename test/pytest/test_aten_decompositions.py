@@ -285,3 +285,9 @@ def test_cdist_and_pdist_over_norms(rows):
 def test_frexp_of_normals_subnormals_and_special_values():
     x = torch.tensor([0.0, -0.0, 1.0, 0.5, -0.75, 1024.0, 3e-39, -1e-45, 3e38, math.inf, -math.inf, math.nan, 0.999999])
     assert_matches_eager(Ops(torch.frexp), x)
+
+
+def test_tanh_gelu_uses_the_right_constant():
+    # torch-mlir's lowering had 0.797724 for sqrt(2 / pi): 5e-5 off at x = 1.3.
+    x = torch.cat([torch.linspace(-8, 8, 20001), EDGES])
+    assert_matches_eager(Ops(lambda x: F.gelu(x, approximate="tanh"), nn.GELU(approximate="tanh")), x)
