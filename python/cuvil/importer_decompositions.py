@@ -1049,4 +1049,5 @@ def _from_torch(*ops):
 
 DECOMPOSITIONS.update(_from_torch(
     aten.permute_copy, aten.view_copy, aten.unbind_copy, aten.narrow_copy,
-    aten.fft_fftshift, aten.fft_ifftshift, aten.addmv, aten.dist))
+    aten.fft_fftshift, aten.fft_ifftshift, aten.addmv, aten.dist,
+    aten._batch_norm_with_update_functional))

@@ -291,3 +291,15 @@ def test_tanh_gelu_uses_the_right_constant():
     # torch-mlir's lowering had 0.797724 for sqrt(2 / pi): 5e-5 off at x = 1.3.
     x = torch.cat([torch.linspace(-8, 8, 20001), EDGES])
     assert_matches_eager(Ops(lambda x: F.gelu(x, approximate="tanh"), nn.GELU(approximate="tanh")), x)
+
+
+def _batch_norm_training(x, mean, var, w, b):
+    # The op torch.nn's functional form is not decomposed to (op_db calls it).
+    mean, var = mean.clone(), var.clone()
+    out = torch.ops.aten._batch_norm_with_update(x, w, b, mean, var, 0.3, 1e-5)[0]
+    return out, mean, var
+
+
+def test_batch_norm_in_training_updates_its_running_stats():
+    x = torch.randn(6, 3, 5, 5) * 2 + 1
+    assert_matches_eager(Ops(_batch_norm_training), x, torch.zeros(3), torch.ones(3), torch.rand(3), torch.randn(3))
