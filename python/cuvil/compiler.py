@@ -263,7 +263,7 @@ class CompiledModule:
         return weights.from_model(self.model, specs)
 
     def _import_model(self, args):
-        from . import importer, importer_decompositions
+        from . import importer, importer_decompositions, importer_special
         # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
         # logcumsumexp does not overflow;
         # fp16 / bf16 sums and means accumulate in f32; ops torch-mlir does not
@@ -276,7 +276,8 @@ class CompiledModule:
                                       **importer.EMPTY_CONTRACTION_DECOMPS,
                                       **importer.SCAN_AND_SORT_DECOMPS,
                                       **importer.F32_REDUCTION_DECOMPS,
-                                      **importer_decompositions.DECOMPOSITIONS})
+                                      **importer_decompositions.DECOMPOSITIONS,
+                                      **importer_special.DECOMPOSITIONS})
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause

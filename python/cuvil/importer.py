@@ -609,22 +609,6 @@ def _inline_cond(prog) -> None:
                 g.erase_node(attr)
 
 
-def _drop_empty_cat_operands(g) -> None:
-    """cat's operands without elements (block_diag's decomposition makes
-    0-wide empty_strided blocks) leave the graph: torch-mlir drops them from
-    the cat but not the empty_strided that made them, whose lowering then
-    fails on its leftover torch.constant.int operands."""
-    for node in [n for n in g.nodes if n.op == "call_function" and n.target is torch.ops.aten.cat.default]:
-        tensors = node.args[0]
-        vals = [t.meta.get("val") if isinstance(t, torch.fx.Node) else None for t in tensors]
-        if any(not isinstance(v, torch.Tensor) for v in vals):
-            continue
-        kept = [t for t, v in zip(tensors, vals) if not (isinstance(v.numel(), int) and v.numel() == 0)]
-        if kept and len(kept) < len(tensors):
-            node.args = (kept, *node.args[1:])
-    g.eliminate_dead_code()
-
-
 def _node_location(node) -> str:
     """file.py:LINE (path) of the model line that made `node`."""
     calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
@@ -730,7 +714,6 @@ def import_program_weights_as_args(
     g = prog.graph
     _inline_cond(prog)
     random_seed = importer_random.lower_random_ops(prog)
-    _drop_empty_cat_operands(g)
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}
 
     args_manifest: List[dict] = []
