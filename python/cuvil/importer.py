@@ -609,6 +609,37 @@ def _inline_cond(prog) -> None:
                 g.erase_node(attr)
 
 
+_INT_EXPONENT_OPS = {"pow", "float_power"}   # an int exponent lowers to multiplies, a float one to powf
+
+
+def _float_scalars_for_float_operands(g) -> None:
+    """Writes the Python int scalars of an op on float tensors as floats
+    (`x < 0` as `x < 0.0`): the same value under PyTorch's type promotion,
+    but torch-mlir's folders get an int scalar against a constant float
+    tensor wrong, silently (`full_like(x, 5.7) < 0` folded to all-true,
+    `sign` and `trunc` of constants with it), and some lowerings refuse it
+    (`fmod(x, 2)`)."""
+    for node in g.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload) \
+                or _aten_name(node) in _INT_EXPONENT_OPS:
+            continue
+        vals = [a.meta.get("val") for a in node.all_input_nodes]
+        if not any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals):
+            continue
+        schema = node.target._schema.arguments
+
+        def scalar_position(i=None, name=None) -> bool:
+            arg = schema[i] if i is not None else next((a for a in schema if a.name == name), None)
+            return arg is not None and str(arg.type) in ("number", "Optional[number]", "Tensor")
+
+        def as_float(v):
+            return float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+        args = tuple(as_float(a) if i < len(schema) and scalar_position(i) else a for i, a in enumerate(node.args))
+        kwargs = {k: as_float(v) if scalar_position(name=k) else v for k, v in node.kwargs.items()}
+        node.args, node.kwargs = args, kwargs   # (2.0 == 2: no point comparing)
+
+
 def _node_location(node) -> str:
     """file.py:LINE (path) of the model line that made `node`."""
     calls = re.findall(r'File "([^"]+)", line (\d+)', node.meta.get("stack_trace", "") or "")
@@ -765,6 +796,7 @@ def import_program_weights_as_args(
     outputs = [dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None), target=spec.target)
                for spec in sig.output_specs]
     output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
+    _float_scalars_for_float_operands(g)
     _widen_unsigned_operands(g)
     _refuse_what_cannot_lower(g)
     _refuse_data_dependent_output_sizes(g)

@@ -958,7 +958,34 @@ def gelu(x, approximate="none"):
     return 0.5 * x * (1.0 + torch.tanh(inner))
 
 
+def sign(x):
+    """aten.sign of floats as selects: torch-mlir's own decomposition
+    compares with int scalars, which its folders get wrong on constants
+    (sign(full_like(x, 5.0)) gave -1; 0 in float64), and trunc, written as
+    sign(x) * floor(|x|), with it. NaN and zeros give 0, as eager's."""
+    if not x.is_floating_point():
+        return NotImplemented
+    one = torch.ones_like(x)
+    return torch.where(x > 0.0, one, torch.where(x < 0.0, -one, torch.zeros_like(x)))
+
+
+def trunc(x):
+    """aten.trunc as ceil below 0, floor above (see sign)."""
+    if not x.is_floating_point():
+        return NotImplemented
+    return torch.where(x < 0.0, torch.ceil(x), torch.floor(x))
+
+
+def fmod_scalar(x, other):
+    """aten.fmod.Scalar as fmod of a full tensor (torch-mlir lowers the
+    Tensor form only)."""
+    return torch.fmod(x, torch.full_like(x, other))
+
+
 DECOMPOSITIONS = {
+    aten.fmod.Scalar: fmod_scalar,
+    aten.sign.default: sign,
+    aten.trunc.default: trunc,
     aten.gelu.default: gelu,
     aten.pow.Tensor_Tensor: pow_integer_tensors,
     aten.isclose.default: isclose,

@@ -455,7 +455,97 @@ def airy_ai(x):
     return _with_nan(z, out).to(dtype)
 
 
+# --------------------------------------------------------------------------
+# Chebyshev polynomials of the four kinds (and shifted: of 2x - 1) of a
+# degree n given as a tensor: eager runs a recurrence n steps long per
+# element, which a graph with static loops cannot; the closed forms hold for
+# every n. With theta = acos(x) for |x| < 1 and t = acosh(|x|) past 1:
+#   T_n = cos(n theta)                      cosh(n t)
+#   U_n = sin((n+1) theta) / sin(theta)     sinh((n+1) t) / sinh(t)
+#   V_n = cos((n+1/2) theta) / cos(theta/2) cosh((n+1/2) t) / cosh(t/2)
+#   W_n = sin((n+1/2) theta) / sin(theta/2) sinh((n+1/2) t) / sinh(t/2)
+# past -1: T, U times (-1)^n; V_n(x) = (-1)^n W_n(-x), W_n(x) = (-1)^n V_n(-x).
+# At x = +-1 (where the ratios are 0/0) and for n < 0 (0), eager's values.
+# n is truncated to an integer as eager's kernel casts it.
+# --------------------------------------------------------------------------
+def _chebyshev_inside(kind: str, theta, n):
+    if kind == "t":
+        return torch.cos(n * theta)
+    if kind == "u":
+        return torch.sin((n + 1) * theta) / torch.sin(theta)
+    if kind == "v":
+        return torch.cos((n + 0.5) * theta) / torch.cos(theta / 2)
+    return torch.sin((n + 0.5) * theta) / torch.sin(theta / 2)
+
+
+def _chebyshev_outside(kind: str, t, n):
+    """The kind's value at |x| > 1 for x > 0 (t = acosh(x))."""
+    if kind == "t":
+        return torch.cosh(n * t)
+    if kind == "u":
+        return torch.sinh((n + 1) * t) / torch.sinh(t)
+    if kind == "v":
+        return torch.cosh((n + 0.5) * t) / torch.cosh(t / 2)
+    return torch.sinh((n + 0.5) * t) / torch.sinh(t / 2)
+
+
+# kind -> (value at x = 1, value at x = -1), as functions of n (float64).
+_CHEBYSHEV_ENDS = {
+    "t": (lambda n, odd: torch.ones_like(n), lambda n, odd: torch.where(odd, -1.0, 1.0)),
+    "u": (lambda n, odd: n + 1, lambda n, odd: torch.where(odd, -(n + 1), n + 1)),
+    "v": (lambda n, odd: torch.ones_like(n), lambda n, odd: torch.where(odd, -(2 * n + 1), 2 * n + 1)),
+    "w": (lambda n, odd: 2 * n + 1, lambda n, odd: torch.where(odd, -1.0, 1.0)),
+}
+# The kind whose value at -x gives this kind's past -1, up to (-1)^n.
+_CHEBYSHEV_MIRROR = {"t": "t", "u": "u", "v": "w", "w": "v"}
+
+
+def _chebyshev(kind: str, x, n):
+    """The kind's polynomial of degree n at x (float64 tensors, n integral)."""
+    odd = torch.remainder(n, 2) == 1
+    inside = x.clamp(-1 + 2.0 ** -52, 1 - 2.0 ** -52)
+    theta = torch.acos(inside)
+    t = torch.acosh(x.abs().clamp_min(1 + 2.0 ** -52))
+    sign = torch.where(odd, -1.0, 1.0)
+    above = _chebyshev_outside(kind, t, n)
+    below = sign * _chebyshev_outside(_CHEBYSHEV_MIRROR[kind], t, n)
+    out = torch.where(x > 1, above, torch.where(x < -1, below, _chebyshev_inside(kind, theta, n)))
+    at_one, at_minus_one = _CHEBYSHEV_ENDS[kind]
+    out = torch.where(x == 1, at_one(n, odd), torch.where(x == -1, at_minus_one(n, odd), out))
+    out = torch.where(x != x, x, out)
+    # Degree 0 is 1 and a negative degree 0 for every x, NaN included (eager
+    # checks the degree first).
+    return torch.where(n < 0, torch.zeros_like(out), torch.where(n == 0, torch.ones_like(out), out))
+
+
+def _chebyshev_polynomial(kind: str, shifted: bool):
+    def decomposition(x, n):
+        like = x if isinstance(x, torch.Tensor) else n
+        dtype = torch.result_type(x, n)
+        dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+        if dtype not in (torch.float32,) or not isinstance(like, torch.Tensor):
+            return NotImplemented
+        xs = (x.to(dtype) if isinstance(x, torch.Tensor) else torch.full_like(like, x, dtype=dtype)).double()
+        ns = (n.to(torch.float64) if isinstance(n, torch.Tensor) else torch.full_like(xs, float(n))).trunc()
+        if shifted:
+            xs = 2 * xs - 1
+        return _chebyshev(kind, xs, ns).to(dtype)
+    decomposition.__name__ = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
+    return decomposition
+
+
+def _chebyshev_entries():
+    table = {}
+    for kind in "tuvw":
+        for shifted in (False, True):
+            packet = getattr(aten, f"special_{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}")
+            for overload in ("default", "x_scalar", "n_scalar"):
+                table[getattr(packet, overload)] = _chebyshev_polynomial(kind, shifted)
+    return table
+
+
 DECOMPOSITIONS = {
+    **_chebyshev_entries(),
     aten.special_bessel_j0.default: bessel_j0,
     aten.special_bessel_j1.default: bessel_j1,
     aten.special_bessel_y0.default: bessel_y0,

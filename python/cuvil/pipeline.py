@@ -379,11 +379,13 @@ def parallel_passes(num_threads: int) -> Tuple[str, ...]:
 
 
 #: The math ops math-expand-ops rewrites into arith: upstream's whole list but
-#: roundeven (see TO_LLVM) and fma. math.fma is what the polynomial erf / exp /
-#: tanh are made of (cuvil-math-approx): expanded, each became a multiply and
-#: an add (GELU's erf, softmax's exp); as llvm.fma it is one vfmadd on every
-#: x86-64 host with AVX2 and on AArch64.
-MATH_EXPANDED = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh", "ceil",
+#: roundeven (see TO_LLVM), fma and ceil. math.fma is what the polynomial erf /
+#: exp / tanh are made of (cuvil-math-approx): expanded, each became a multiply
+#: and an add (GELU's erf, softmax's exp); as llvm.fma it is one vfmadd on
+#: every x86-64 host with AVX2 and on AArch64. ceil's expansion (through an
+#: integer conversion) turned NaN into 9.2e18 and -0.7 into +0 (div with
+#: rounding_mode="trunc" of NaN); llvm.ceil is one vroundps / frintp.
+MATH_EXPANDED = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh",
                  "exp2", "powf", "fpowi", "round", "rsqrt", "clampf")
 
 

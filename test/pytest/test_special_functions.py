@@ -74,3 +74,25 @@ def test_float64_stays_unsupported():
     # decompositions in cuvil.importer_decompositions): the op stays refused.
     with pytest.raises(cuvil.UnsupportedOpError):
         cuvil.compile(OnEach(special.bessel_j0))(torch.linspace(0, 10, 5, dtype=torch.float64))
+
+
+CHEBYSHEV = [getattr(special, f"{shift}chebyshev_polynomial_{kind}") for shift in ("", "shifted_") for kind in "tuvw"]
+
+
+@pytest.mark.parametrize("fn", CHEBYSHEV, ids=lambda f: f.__name__)
+def test_chebyshev_polynomials_of_tensor_degrees(fn):
+    """Closed forms vs eager's recurrence: degrees 0..12 (eager switches
+    methods past 6), negative and fractional ones, x across +-1 and the
+    shifted forms' 0 and 1. Not within 1e-5 of +-1: eager's float32
+    sin(n acos x) / sin(acos x) is 1e-3 off there (U_10 at -1 + 1e-6:
+    eager 10.99821, float64 10.99955, Cuvil 10.99955)."""
+    x = torch.cat([torch.linspace(-2.5, 2.5, 201), torch.tensor([1.0, -1.0, 0.0, 0.5, 1 - 1e-4, -1 + 1e-4])])
+    n = torch.tensor([float(d) for d in range(13)] + [-1.0, -3.0, 3.6, -0.5])
+    xs, ns = torch.broadcast_tensors(x[:, None], n[None, :])
+
+    class M(torch.nn.Module):
+        def forward(self, x, n):
+            return fn(x, n), fn(x, 5), fn(x.to(torch.int64), n.to(torch.int64))
+    for got, want in zip(cuvil.compile(M())(xs, ns), M()(xs, ns)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
