@@ -624,7 +624,11 @@ def _float_scalars_for_float_operands(g) -> None:
                 or _aten_name(node) in _INT_EXPONENT_OPS:
             continue
         vals = [a.meta.get("val") for a in node.all_input_nodes]
-        if not any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals):
+        out = node.meta.get("val")
+        # Results in float (or comparisons of floats): an int result (new_full(x, 2**60 + 1,
+        # dtype=int64)) keeps its exact int.
+        if not any(isinstance(v, torch.Tensor) and v.is_floating_point() for v in vals) or not (
+                isinstance(out, torch.Tensor) and (out.is_floating_point() or out.dtype == torch.bool)):
             continue
         schema = node.target._schema.arguments
 

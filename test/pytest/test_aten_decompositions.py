@@ -333,3 +333,9 @@ def test_constant_operands_and_rounding_match_eager_exactly(name):
     want = fn(x)
     # fmod's zeros take the dividend's sign in eager (C's fmod), not here: left alone.
     assert _exactly(got, want, signed_zeros=not name.startswith("fmod")), (got, want)
+
+
+def test_int_results_keep_their_exact_int_fill():
+    # Int scalars are written as floats for float results only.
+    assert_matches_eager(Ops(lambda x: x.new_full((2,), 2 ** 60 + 1, dtype=torch.int64),
+                             lambda x: torch.full_like(x, 2 ** 60 + 1, dtype=torch.int64)), torch.randn(2))
