@@ -206,6 +206,16 @@ _LOWERINGS: Dict[object, Callable] = {
 }
 
 
+# The overloads taking an explicit `generator` (None: the default one).
+_LOWERINGS.update({
+    A.rand.generator: _LOWERINGS[A.rand.default],
+    A.randn.generator: _LOWERINGS[A.randn.default],
+    A.randint.generator: _LOWERINGS[A.randint.default],
+    A.randint.low_generator: _LOWERINGS[A.randint.low],
+    A.randperm.generator: _LOWERINGS[A.randperm.default],
+})
+
+
 def seeded_nodes(g) -> List[torch.fx.Node]:
     return [n for n in g.nodes if n.op == "call_function"
             and torch.Tag.nondeterministic_seeded in getattr(n.target, "tags", ())]

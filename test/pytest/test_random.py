@@ -147,3 +147,29 @@ def test_random_ops_on_empty_tensors(fn):
     got = cuvil.compile(Fn(fn))(x)
     want = fn(x)
     assert got.shape == want.shape and got.dtype == want.dtype
+
+
+class NoInputs(torch.nn.Module):
+    def forward(self):   # the seed is the compiled function's only input
+        return (torch.randint(low=1, high=1000, size=[512, 256]).float().mean(),
+                torch.ops.aten.randn([64, 1024], generator=None, dtype=torch.float64).std())
+
+
+def test_a_module_without_inputs_draws_through_the_generator_overloads():
+    fast = cuvil.compile(NoInputs())
+    mean, std = fast()
+    assert abs(mean.item() - 500) < 5 * 288 / math.sqrt(512 * 256) and std.dtype == torch.float64
+    assert abs(std.item() - 1) < 0.02
+    assert fast()[0] != mean
+
+
+class UniformInPlace(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.aten.uniform_(x, 1.0, 10.0).mean()
+
+
+def test_in_place_random_fill_of_an_input_writes_it_back():
+    x = torch.zeros(300, 400, dtype=torch.float64)
+    mean = cuvil.compile(UniformInPlace())(x)
+    assert x.min() >= 1 and x.max() < 10 and abs(x.mean().item() - 5.5) < 0.05
+    assert mean.item() == pytest.approx(x.mean().item())
