@@ -294,13 +294,6 @@ def digamma(x):
     return torch.where(z != z, z, out).to(dtype)
 
 
-def polygamma(n, x):
-    """aten.polygamma of order 0 (digamma); higher orders stay unsupported."""
-    if n != 0:
-        return NotImplemented
-    return digamma(x)
-
-
 def _bessel_i(x, order: int, scaled: bool):
     """I0 / I1 (times exp(-|x|) when `scaled`) in float64: the power series
     below |x| = 20 (40 terms: the last is < 1e-17 of the sum), the
@@ -810,13 +803,35 @@ def nonzero_static(x, *, size, fill_value=-1):
     return out.index_put((row,), coords)[:size]
 
 
-def pow_integer_tensors(x, exponent):
-    """aten.pow.Tensor_Tensor of integers: binary exponentiation over the
-    exponent's bits (wrapping as eager's products do); a negative exponent
-    gives eager's 1 / x truncated: 1 for 1, +-1 for -1, else 0."""
+def pow_float(x, exponent):
+    """pow of float tensors with C's special cases: the power of |x|,
+    negated for a negative x (or -0,
+    -inf) and an odd integer exponent, NaN for a finite negative x and a
+    non-integer one; x^0 = 1^y = (-1)^+-inf = 1. The expansion alone gave
+    NaN for every negative base (pow(-2, 3) of tensors: NaN, silently)."""
+    # |x|^y as exp(y log|x|) in float64 (torch.pow here would recurse into
+    # this decomposition): 0 and inf bases give 0 / inf as pow does.
+    magnitude = torch.exp(exponent.double() * torch.log(x.abs().double())).to(x.dtype)
+    integral = (exponent == torch.floor(exponent)) & (exponent.abs() != math.inf)
+    odd = integral & (torch.remainder(exponent, 2.0) == 1.0)
+    negative = signbit(x)
+    out = torch.where(negative & odd, -magnitude, magnitude)
+    out = torch.where((x < 0) & (x != -math.inf) & ~integral & (exponent.abs() < math.inf),
+                      torch.full_like(out, math.nan), out)
+    one = (exponent == 0) | (x == 1) | ((x == -1) & (exponent.abs() == math.inf))
+    return torch.where(one, torch.ones_like(out), out)
+
+
+def pow_tensors(x, exponent):
+    """aten.pow.Tensor_Tensor: integers by binary exponentiation over the
+    exponent's bits (wrapping as eager's products do; a negative exponent
+    gives eager's 1 / x truncated: 1 for 1, +-1 for -1, else 0); floats by
+    pow_float."""
     if not isinstance(x, torch.Tensor) or not isinstance(exponent, torch.Tensor):
         return NotImplemented
     dtype = torch.result_type(x, exponent)
+    if dtype in (torch.float32, torch.float64):
+        return pow_float(x.to(dtype), exponent.to(dtype))
     if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
         return NotImplemented
     base, e = x.to(dtype), exponent.to(dtype)
@@ -987,7 +1002,9 @@ DECOMPOSITIONS = {
     aten.sign.default: sign,
     aten.trunc.default: trunc,
     aten.gelu.default: gelu,
-    aten.pow.Tensor_Tensor: pow_integer_tensors,
+    aten.pow.Tensor_Tensor: pow_tensors,
+    aten.pow.Scalar: lambda base, exponent: pow_tensors(torch.full_like(exponent, base, dtype=torch.result_type(
+        base, exponent)), exponent) if isinstance(base, float) else NotImplemented,
     aten.isclose.default: isclose,
     aten.searchsorted.Tensor: searchsorted,
     aten.histc.default: histc,
@@ -1009,7 +1026,6 @@ DECOMPOSITIONS = {
     aten.special_erfcx.default: erfcx,
     aten.lgamma.default: lgamma,
     aten.digamma.default: digamma,
-    aten.polygamma.default: polygamma,
     aten.i0.default: _bessel(0, scaled=False),
     aten.special_i0e.default: _bessel(0, scaled=True),
     aten.special_i1.default: _bessel(1, scaled=False),

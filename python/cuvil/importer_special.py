@@ -21,7 +21,7 @@ import math
 
 import torch
 
-from .importer_decompositions import _bessel_i, _float_result, _polynomial
+from .importer_decompositions import _bessel_i, _float_result, _polynomial, digamma
 
 aten = torch.ops.aten
 
@@ -544,7 +544,107 @@ def _chebyshev_entries():
     return table
 
 
+# --------------------------------------------------------------------------
+# Hurwitz zeta and polygamma (eager's Cephes zeta, in float64 as eager's
+# accumulator type): the direct sum of (q + i)^-x for i up to 9 (and until
+# q + i > 9), then the Euler-Maclaurin tail in 12 Bernoulli terms, each
+# stopping where eager's loop returns (a term below 2^-53 of the sum). The
+# direct sum is unrolled _ZETA_TERMS times: q below 9 - _ZETA_TERMS (a
+# polygamma of x < -50) would need more terms and gives NaN.
+# --------------------------------------------------------------------------
+_ZETA_TERMS = 60
+_MACHEP = 1.11022302462515654042e-16
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+           -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+           1.8152105401943546773e17, -7.1661652561756670113e18)
+
+
+def _zeta(x, q):
+    """zeta(x, q) of float64 tensors (broadcast), eager's special values."""
+    x, q = torch.broadcast_tensors(x, q)
+    s = torch.pow(q, -x)
+    a, b = q, torch.zeros_like(q)
+    done = torch.zeros_like(q, dtype=torch.bool)
+    looping = torch.ones_like(done)
+    for i in range(_ZETA_TERMS):
+        looping = looping & ~done if i < 9 else looping & ~done & (a <= 9.0)
+        a = torch.where(looping, a + 1.0, a)
+        b = torch.where(looping, torch.pow(a, -x), b)
+        s = torch.where(looping, s + b, s)
+        done = done | (looping & (-_MACHEP * s < b) & (b < _MACHEP * s))
+    unfinished = looping & ~done & (a <= 9.0)
+    w = a
+    tail = s + b * w / (x - 1.0) - 0.5 * b
+    factor, k = torch.ones_like(q), 0.0
+    converged = done
+    for coefficient in _ZETA_A:
+        factor = factor * (x + k)
+        b = b / w
+        t = factor * b / coefficient
+        tail = torch.where(converged, tail, tail + t)
+        converged = converged | ((t / tail).abs() < _MACHEP)
+        k += 1.0
+        factor = factor * (x + k)
+        b = b / w
+        k += 1.0
+    out = torch.where(done, s, tail)
+    out = torch.where(unfinished, torch.full_like(out, math.nan), out)
+    nonpositive = q <= 0
+    out = torch.where(nonpositive & (x != torch.floor(x)), torch.full_like(out, math.nan), out)
+    out = torch.where(nonpositive & (q == torch.floor(q)), torch.full_like(out, math.inf), out)
+    out = torch.where(x < 1, torch.full_like(out, math.nan), out)
+    return torch.where(x == 1, torch.full_like(out, math.inf), out)
+
+
+def zeta(x, q):
+    """aten.special_zeta (and its scalar forms)."""
+    like = x if isinstance(x, torch.Tensor) else q
+    dtype = torch.result_type(x, q)
+    dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+    if dtype != torch.float32:
+        return NotImplemented
+    xs = x.to(dtype).double() if isinstance(x, torch.Tensor) else torch.full_like(like, x, dtype=torch.float64)
+    qs = q.to(dtype).double() if isinstance(q, torch.Tensor) else torch.full_like(like, q, dtype=torch.float64)
+    return _zeta(xs, qs).to(dtype)
+
+
+def _trigamma(x):
+    """Eager's float trigamma, in its operation order: the reflection below
+    1/2, six shifts, the asymptotic series."""
+    small = x < 0.5
+    sin_pi_x = torch.sin(math.pi * x)
+    result = torch.where(small, -(math.pi * math.pi) / (sin_pi_x * sin_pi_x), torch.zeros_like(x))
+    x = torch.where(small, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    ixx = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + ixx * (1.0 / 6 - ixx * (1.0 / 30 - ixx * (1.0 / 42)))) / x
+    return torch.where(small, -result, result)
+
+
+def polygamma(n, x):
+    """aten.polygamma: digamma (n = 0), eager's trigamma (n = 1), else
+    (-1)^(n+1) n! zeta(n + 1, x) (eager's exp(lgamma(n + 1)) is n! within
+    an ulp)."""
+    dtype = _result_dtype(x)
+    if dtype != torch.float32 or not isinstance(n, int) or n < 0:
+        return NotImplemented
+    if n == 0:
+        return digamma(x)
+    xs = x.to(dtype)
+    if n == 1:
+        return _trigamma(xs)
+    factorial = float(math.factorial(n))
+    z = _zeta(torch.full_like(xs, n + 1.0, dtype=torch.float64), xs.double()).to(dtype)
+    return (1.0 if n % 2 else -1.0) * factorial * z
+
+
 DECOMPOSITIONS = {
+    aten.special_zeta.default: zeta,
+    aten.special_zeta.self_scalar: zeta,
+    aten.special_zeta.other_scalar: zeta,
+    aten.polygamma.default: polygamma,
     **_chebyshev_entries(),
     aten.special_bessel_j0.default: bessel_j0,
     aten.special_bessel_j1.default: bessel_j1,

@@ -339,3 +339,16 @@ def test_int_results_keep_their_exact_int_fill():
     # Int scalars are written as floats for float results only.
     assert_matches_eager(Ops(lambda x: x.new_full((2,), 2 ** 60 + 1, dtype=torch.int64),
                              lambda x: torch.full_like(x, 2 ** 60 + 1, dtype=torch.int64)), torch.randn(2))
+
+
+def test_pow_of_float_tensors_with_negative_bases_and_special_values():
+    # math.powf's expansion gave NaN for every negative base (pow(-2, 3) of tensors).
+    x = torch.tensor([-2.0, -0.5, 3.0, -3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, -1.0, -0.0,
+                      -math.inf, -math.inf, 0.5, 2.0, 10.0, 1.0001, -0.5])
+    e = torch.tensor([3.0, -3.0, 2.5, 2.0, -1.0, -1.0, -2.0, 3.0, 0.0, math.nan, math.inf, 3.0, -3.0, 2.5,
+                      -math.inf, math.inf, 30.0, 1e5, math.inf])
+    fns = (torch.pow, lambda x, e: torch.pow(x.double(), e.double()), lambda x, e: (-2.0) ** e)
+    for got, want in zip(cuvil.compile(Ops(*fns))(x, e), Ops(*fns)(x, e)):
+        torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
+        finite = ~want.isnan()
+        assert torch.equal(got[finite].signbit(), want[finite].signbit())

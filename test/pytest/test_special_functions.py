@@ -96,3 +96,18 @@ def test_chebyshev_polynomials_of_tensor_degrees(fn):
     for got, want in zip(cuvil.compile(M())(xs, ns), M()(xs, ns)):
         assert got.dtype == want.dtype
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+def test_zeta_and_polygamma_of_every_order():
+    """Eager's Cephes zeta (direct sum, then Euler-Maclaurin), trigamma and
+    n! zeta(n + 1, x) for higher orders, negative x included (x > -40: the
+    unrolled direct sum covers it)."""
+    x = torch.cat([torch.linspace(-39.7, 30, 1001), torch.tensor([0.0, -0.0, 1.0, -1.0, -2.5, 0.5, 1e-3, 1e4, inf, nan])])
+    q = torch.cat([torch.linspace(0.01, 20, 1001), torch.tensor([0.0, -1.0, -2.5, 3.0, 1.0, 0.5, 100.0, 1e4, inf, nan])])
+
+    class M(torch.nn.Module):
+        def forward(self, x, q):
+            return (special.zeta(x.abs() + 1, q), special.zeta(3.0, x), special.zeta(x.abs() + 1.5, 2.0),
+                    *[torch.polygamma(n, x) for n in range(5)])
+    for i, (got, want) in enumerate(zip(cuvil.compile(M())(x, q), M()(x, q))):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True, msg=lambda m: f"output {i}: {m}")
