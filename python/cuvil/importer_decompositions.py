@@ -763,8 +763,9 @@ def new_empty_strided(x, size, stride, *, dtype=None, layout=None, device=None, 
 
 
 def addbmm(x, batch1, batch2, *, beta=1, alpha=1):
-    """aten.addbmm: beta x + alpha sum_b batch1[b] @ batch2[b] (torch-mlir's
-    lowering handles float only); beta = 0 ignores x, NaNs included."""
+    """aten.addbmm: beta x + alpha sum_b batch1[b] @ batch2[b], for every
+    dtype (torch-mlir's lowering handles float only); beta = 0 ignores x,
+    NaNs included."""
     out = torch.bmm(batch1, batch2).sum(0, dtype=batch1.dtype)
     if alpha != 1:
         out = out * alpha
@@ -836,12 +837,12 @@ def pow_tensors(x, exponent):
         return NotImplemented
     base, e = x.to(dtype), exponent.to(dtype)
     result = torch.ones_like(base * e)
-    for bit in range(torch.iinfo(dtype).bits - 1):
+    for bit in range(torch.iinfo(dtype).bits):   # every bit: a uint8 exponent of 128 has bit 7
         result = torch.where(((e >> bit) & 1) == 1, result * base, result)
         base = base * base
     odd = (e & 1) == 1
-    negative = torch.where(base.new_ones(()) == 0, 0, torch.where(
-        x == 1, 1, torch.where(x == -1, torch.where(odd, -1, 1), 0))).to(dtype)
+    x = x.to(dtype)
+    negative = torch.where(x == 1, 1, torch.where(x == -1, torch.where(odd, -1, 1), 0)).to(dtype)
     return torch.where(e < 0, negative, result)
 
 
@@ -856,20 +857,29 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None, sorter=None):
-    """aten.searchsorted.Tensor as a count: the insertion point of v is the
-    number of elements < v (left) or <= v (right) in its sorted row."""
+    """aten.searchsorted.Tensor as eager's own binary search, unrolled
+    (ceil(log2(n + 1)) steps of a gather): it moves right past an element
+    unless that is >= v (> v for right), so NaNs, unsorted rows and ties come
+    out as eager's do."""
     seq = sorted_sequence if sorter is None else sorted_sequence.gather(-1, sorter)
     right = right or side == "right"
     dtype = torch.int32 if out_int32 else torch.int64
-    if 0 in (*seq.shape, *values.shape):   # torch-mlir's lowering of the empty count divides by zero
+    n = seq.shape[-1]
+    if not isinstance(n, int):
+        return NotImplemented
+    if 0 in (*seq.shape, *values.shape):   # torch-mlir's lowering of the empty search divides by zero
         return torch.zeros(values.shape, dtype=dtype)
-    if seq.dim() == 1:
-        seq = seq.reshape((1,) * values.dim() + (-1,))
-    else:
-        seq = seq.unsqueeze(-2)
-    v = values.unsqueeze(-1)
-    count = ((seq <= v) if right else (seq < v)).sum(-1)
-    return count.to(dtype)
+    start = torch.zeros(values.shape, dtype=torch.int64)
+    end = torch.full(values.shape, n, dtype=torch.int64)
+    for _ in range(n.bit_length()):
+        active = start < end
+        mid = start + (end - start) // 2
+        safe = mid.clamp(max=n - 1)
+        at_mid = seq[safe] if seq.dim() == 1 else seq.gather(-1, safe)
+        below = ~(at_mid > values) if right else ~(at_mid >= values)
+        start = torch.where(active & below, mid + 1, start)
+        end = torch.where(active & ~below, mid, end)
+    return start.to(dtype)
 
 
 def histc(x, bins=100, min=0, max=0):
@@ -886,9 +896,10 @@ def histc(x, bins=100, min=0, max=0):
         lo, hi = torch.where(same, lo - 1, lo), torch.where(same, hi + 1, hi)
     else:
         lo, hi = x.new_full((), float(min)), x.new_full((), float(max))
-    position = ((flat - lo) * bins / (hi - lo)).to(torch.int64)
-    position = torch.where(position == bins, bins - 1, position)
     inside = (flat >= lo) & (flat <= hi)
+    # Outside values (and NaN) to 0 before the int conversion (poison otherwise); masked below.
+    position = torch.where(inside, (flat - lo) * bins / (hi - lo), torch.zeros_like(flat)).to(torch.int64)
+    position = torch.where(position == bins, bins - 1, position)
     hits = (position.unsqueeze(-1) == torch.arange(bins)) & inside.unsqueeze(-1)
     return hits.sum(0).to(x.dtype)
 
@@ -969,8 +980,9 @@ def gelu(x, approximate="none"):
     silently). The exact (erf) form stays torch-mlir's."""
     if approximate != "tanh" or not x.is_floating_point():
         return NotImplemented
-    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-    return 0.5 * x * (1.0 + torch.tanh(inner))
+    y = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x   # eager's half kernels compute in f32
+    inner = math.sqrt(2.0 / math.pi) * (y + 0.044715 * y * y * y)
+    return (0.5 * y * (1.0 + torch.tanh(inner))).to(x.dtype)
 
 
 def sign(x):
@@ -994,7 +1006,8 @@ def trunc(x):
 def fmod_scalar(x, other):
     """aten.fmod.Scalar as fmod of a full tensor (torch-mlir lowers the
     Tensor form only)."""
-    return torch.fmod(x, torch.full_like(x, other))
+    dtype = torch.result_type(x, other)   # fmod(int tensor, 2.5) is float
+    return torch.fmod(x.to(dtype), torch.full_like(x, other, dtype=dtype))
 
 
 DECOMPOSITIONS = {
@@ -1004,7 +1017,7 @@ DECOMPOSITIONS = {
     aten.gelu.default: gelu,
     aten.pow.Tensor_Tensor: pow_tensors,
     aten.pow.Scalar: lambda base, exponent: pow_tensors(torch.full_like(exponent, base, dtype=torch.result_type(
-        base, exponent)), exponent) if isinstance(base, float) else NotImplemented,
+        base, exponent)), exponent) if torch.result_type(base, exponent).is_floating_point else NotImplemented,
     aten.isclose.default: isclose,
     aten.searchsorted.Tensor: searchsorted,
     aten.histc.default: histc,

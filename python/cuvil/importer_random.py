@@ -59,13 +59,18 @@ def random_bits(seed: torch.Tensor, stream: int, shape, draw: int = 0) -> torch.
     return _mix(index * _i64(_GOLDEN) + key).reshape(shape)
 
 
+#: Random bits per uniform: as many as the dtype's significand holds, so that
+#: every value is exact and below 1 (24 bits rounded to bfloat16 could be 1.0).
+_UNIFORM_BITS = {torch.float64: 53, torch.float32: 24, torch.float16: 11, torch.bfloat16: 8}
+
+
 def uniform01(seed, stream, shape, dtype, draw: int = 0) -> torch.Tensor:
-    """Uniform in [0, 1): 24 random bits for float32/16 (every float32 multiple
-    of 2^-24), 53 for float64."""
+    """Uniform in [0, 1): the top k random bits times 2^-k, k the dtype's
+    significand width (53 / 24 / 11 / 8 bits)."""
     bits = random_bits(seed, stream, shape, draw)
-    if dtype == torch.float64:
-        return _shr(bits, 11).to(torch.float64) * 2.0 ** -53
-    return (_shr(bits, 40).to(torch.float32) * 2.0 ** -24).to(dtype)
+    k = _UNIFORM_BITS[dtype]
+    wide = torch.float64 if dtype == torch.float64 else torch.float32
+    return (_shr(bits, 64 - k).to(wide) * 2.0 ** -k).to(dtype)
 
 
 def standard_normal(seed, stream, shape, dtype) -> torch.Tensor:
@@ -124,7 +129,7 @@ def _multinomial(seed, k, out, probs, num_samples, replacement):
 
 
 def _native_dropout(seed, k, out, x, p, train):
-    if not train:
+    if train is not None and not train:   # None: training, as eager's native_dropout
         return x.clone(), torch.ones_like(x, dtype=torch.bool)
     keep = uniform01(seed, k, x.shape, _float(x.dtype)) >= p
     scale = 0.0 if p >= 1 else 1.0 / (1.0 - p)
@@ -226,9 +231,12 @@ def why_not_lowered(node) -> Optional[str]:
     if node.target not in _LOWERINGS:
         return "Cuvil's generator has no lowering of this random op; pass the random tensor as an input"
     try:
-        _args(node)
+        args = _args(node)
     except _GeneratorGiven:
         return "an explicit torch.Generator: Cuvil draws from the default generator only"
+    for name, value in args.items():
+        if isinstance(value, torch.fx.Node) and not isinstance(value.meta.get("val"), torch.Tensor):
+            return f"its {name} is a symbolic size: Cuvil's generator needs static sizes and bounds"
     vals = node.meta.get("val")
     for v in vals if isinstance(vals, (tuple, list)) else [vals]:
         if not isinstance(v, torch.Tensor) or not all(isinstance(d, int) for d in v.shape):

@@ -603,8 +603,9 @@ def zeta(x, q):
     dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
     if dtype != torch.float32:
         return NotImplemented
-    xs = x.to(dtype).double() if isinstance(x, torch.Tensor) else torch.full_like(like, x, dtype=torch.float64)
-    qs = q.to(dtype).double() if isinstance(q, torch.Tensor) else torch.full_like(like, q, dtype=torch.float64)
+    # A Python scalar is rounded to the dtype first, as eager's wrapped number is.
+    xs = (x.to(dtype) if isinstance(x, torch.Tensor) else torch.full_like(like, x, dtype=dtype)).double()
+    qs = (q.to(dtype) if isinstance(q, torch.Tensor) else torch.full_like(like, q, dtype=dtype)).double()
     return _zeta(xs, qs).to(dtype)
 
 
@@ -635,7 +636,7 @@ def polygamma(n, x):
     xs = x.to(dtype)
     if n == 1:
         return _trigamma(xs)
-    factorial = float(math.factorial(n))
+    factorial = float(math.factorial(n)) if n <= 170 else math.inf   # 171! overflows float64
     z = _zeta(torch.full_like(xs, n + 1.0, dtype=torch.float64), xs.double()).to(dtype)
     return (1.0 if n % 2 else -1.0) * factorial * z
 

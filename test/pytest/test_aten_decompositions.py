@@ -352,3 +352,18 @@ def test_pow_of_float_tensors_with_negative_bases_and_special_values():
         torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
         finite = ~want.isnan()
         assert torch.equal(got[finite].signbit(), want[finite].signbit())
+
+
+def test_review_edge_cases_match_eager():
+    # searchsorted with NaNs in the row and among the values (eager's binary search),
+    # fmod of ints by a float, an int base to float powers, uint8 exponents past 127,
+    # histc of NaN and out-of-range values, tanh GELU in bf16 (eager computes in f32).
+    s = torch.tensor([[1.0, 2.0, math.nan, math.nan], [-1.0, 0.0, 0.0, 3.0]])
+    v = torch.tensor([[5.0, math.nan, 0.5, 2.0], [0.0, math.nan, -5.0, 9.0]])
+    assert_matches_eager(Ops(torch.searchsorted, lambda s, v: torch.searchsorted(s, v, right=True)), s, v)
+    assert_matches_eager(Ops(lambda x: torch.fmod(x, 2.5), lambda x: (-2) ** (x / 2.0)), torch.tensor([5, 7, -7, 0]))
+    assert_matches_eager(Ops(torch.pow), torch.tensor([2, 3, 1], dtype=torch.uint8), torch.tensor([128, 129, 200], dtype=torch.uint8))
+    assert_matches_eager(Ops(lambda x: torch.histc(x, bins=4, min=0, max=4)), torch.tensor([0.5, math.nan, 1.5, 9.0, -3.0, 4.0]))
+    x = torch.randn(1000).bfloat16()
+    torch.testing.assert_close(cuvil.compile(Ops(lambda x: F.gelu(x, approximate="tanh")))(x)[0],
+                               F.gelu(x, approximate="tanh"), rtol=0, atol=0)

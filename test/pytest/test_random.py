@@ -173,3 +173,18 @@ def test_in_place_random_fill_of_an_input_writes_it_back():
     mean = cuvil.compile(UniformInPlace())(x)
     assert x.min() >= 1 and x.max() < 10 and abs(x.mean().item() - 5.5) < 0.05
     assert mean.item() == pytest.approx(x.mean().item())
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_uniforms_stay_below_one(dtype):
+    # 24 random bits rounded to bfloat16 gave 1.0 once per 512 draws (exponential_: inf).
+    fast = cuvil.compile(Fn(lambda x: (torch.rand(20000, dtype=dtype), torch.empty(20000, dtype=dtype).exponential_())))
+    uniform, exponential = fast(X)
+    assert uniform.dtype == dtype and float(uniform.max()) < 1 and float(uniform.min()) >= 0
+    assert torch.isfinite(exponential).all()
+
+
+def test_random_bounds_of_symbolic_sizes_are_refused_clearly():
+    fast = cuvil.compile(Fn(lambda x: torch.randint(0, x.size(0), (8,)) + x.sum()), dynamic_dims={0: 0})
+    with pytest.raises(cuvil.UnsupportedOpError, match="symbolic size"):
+        fast(torch.randn(5))

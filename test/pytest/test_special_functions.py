@@ -111,3 +111,13 @@ def test_zeta_and_polygamma_of_every_order():
                     *[torch.polygamma(n, x) for n in range(5)])
     for i, (got, want) in enumerate(zip(cuvil.compile(M())(x, q), M()(x, q))):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True, msg=lambda m: f"output {i}: {m}")
+
+
+def test_zeta_rounds_a_scalar_argument_as_eager():
+    # 1 + 1e-8 is 1.0 in float32: zeta is inf there, as in eager.
+    class M(torch.nn.Module):
+        def forward(self, q):
+            return special.zeta(1 + 1e-8, q), torch.polygamma(171, q)
+    q = torch.tensor([1.0, 2.0, 7.5])
+    for got, want in zip(cuvil.compile(M())(q), M()(q)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
