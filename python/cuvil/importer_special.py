@@ -17,6 +17,7 @@ for float32 and float64 only (erfinv for half too): a float16 or bfloat16
 input, like the float64 and complex inputs importer_decompositions leaves,
 gets NotImplemented (the op stays unsupported).
 """
+import functools
 import math
 
 import torch
@@ -37,6 +38,22 @@ def _result_dtype(x, half: bool = False):
     if dtype is None or (dtype in _NO_HALF_KERNEL and not half):
         return None
     return dtype
+
+
+def _in_float64(half: bool = False):
+    """A decomposition from f(z, dtype): the input rounded to the result
+    dtype (eager's kernels see the rounded value) and widened to float64,
+    f's float64 values rounded once to the result dtype; NotImplemented
+    where _result_dtype has none."""
+    def wrap(f):
+        @functools.wraps(f)
+        def decomposition(x):
+            dtype = _result_dtype(x, half)
+            if dtype is None:
+                return NotImplemented
+            return f(x.to(dtype).double(), dtype).to(dtype)
+        return decomposition
+    return wrap
 
 
 def _polevl(t, coefficients):
@@ -163,29 +180,23 @@ def _asymptotic_argument(a, floor):
     return torch.maximum(a, _full(a, floor))
 
 
-def bessel_j0(x):
+@_in_float64()
+def bessel_j0(z, dtype):
     """aten.special_bessel_j0 (even): NaN at +-inf, as eager."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    z = x.to(dtype).double()
     a = z.abs()
     small = _j0_small(torch.clamp(a, max=5.0))
     large, _ = _hankel(_asymptotic_argument(a, 5.0), dtype, 0)
-    return _with_nan(z, torch.where(a <= 5.0, small, large)).to(dtype)
+    return _with_nan(z, torch.where(a <= 5.0, small, large))
 
 
-def bessel_j1(x):
+@_in_float64()
+def bessel_j1(z, dtype):
     """aten.special_bessel_j1 (odd): J1(-x) = -J1(x); NaN at +-inf, as eager."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    z = x.to(dtype).double()
     a = z.abs()
     small = _j1_small(torch.clamp(z, -5.0, 5.0))
     large, _ = _hankel(_asymptotic_argument(a, 5.0), dtype, 1)
     large = torch.where(z < 0, -large, large)
-    return _with_nan(z, torch.where(a <= 5.0, small, large)).to(dtype)
+    return _with_nan(z, torch.where(a <= 5.0, small, large))
 
 
 def _positive_small(z, top):
@@ -201,31 +212,25 @@ def _y_edges(z, out, at_zero):
     return _with_nan(z, torch.where(z == 0, _full(z, at_zero), out))
 
 
-def bessel_y0(x):
+@_in_float64()
+def bessel_y0(z, dtype):
     """aten.special_bessel_y0: -inf at 0, NaN for x < 0; on (0, 5]
     YP(x^2) / YQ(x^2) + 2/pi log(x) J0(x)."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    z = x.to(dtype).double()
     s = _positive_small(z, 5.0)
     small = _polevl(s * s, _Y0_YP) / _polevl(s * s, _Y0_YQ) + _TWO_OVER_PI * torch.log(s) * _j0_small(s)
     _, large = _hankel(_asymptotic_argument(z, 5.0), dtype, 0)
-    return _y_edges(z, torch.where(z <= 5.0, small, large), -math.inf).to(dtype)
+    return _y_edges(z, torch.where(z <= 5.0, small, large), -math.inf)
 
 
-def bessel_y1(x):
+@_in_float64()
+def bessel_y1(z, dtype):
     """aten.special_bessel_y1: -inf at 0, NaN for x < 0; on (0, 5]
     x YP(x^2) / YQ(x^2) + 2/pi (J1(x) log(x) - 1/x)."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    z = x.to(dtype).double()
     s = _positive_small(z, 5.0)
     small = s * (_polevl(s * s, _Y1_YP) / _polevl(s * s, _Y1_YQ)) \
         + _TWO_OVER_PI * (_j1_small(s) * torch.log(s) - 1.0 / s)
     _, large = _hankel(_asymptotic_argument(z, 5.0), dtype, 1)
-    return _y_edges(z, torch.where(z <= 5.0, small, large), -math.inf).to(dtype)
+    return _y_edges(z, torch.where(z <= 5.0, small, large), -math.inf)
 
 
 # --------------------------------------------------------------------------
@@ -292,13 +297,9 @@ def _bessel_i_as_eager(z, dtype, order: int):
 
 
 def _modified_bessel(kind: str, order: int, scaled: bool):
-    def decomposition(x):
-        dtype = _result_dtype(x)
-        if dtype is None:
-            return NotImplemented
-        z = x.to(dtype).double()
-        out = _bessel_i_as_eager(z, dtype, order) if kind == "i" else _bessel_k(z, order, scaled)
-        return out.to(dtype)
+    @_in_float64()
+    def decomposition(z, dtype):
+        return _bessel_i_as_eager(z, dtype, order) if kind == "i" else _bessel_k(z, order, scaled)
     name = f"{'scaled_' if scaled else ''}modified_bessel_{kind}{order}"
     decomposition.__name__ = name
     decomposition.__doc__ = f"aten.special_{name}: torch-mlir has no lowering of it."
@@ -350,29 +351,23 @@ def _ndtri(centered, tail, lower):
     return torch.where(tail > _EXP_MINUS_2, central, deep)
 
 
-def ndtri(x):
+@_in_float64()
+def ndtri(p, dtype):
     """aten.special_ndtri: -inf at 0 (either sign), inf at 1, NaN off [0, 1]."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    p = x.to(dtype).double()
     out = _ndtri(p - 0.5, torch.minimum(p, 1.0 - p), p < 0.5)
     out = torch.where(p == 0, _full(p, -math.inf), torch.where(p == 1, _full(p, math.inf), out))
     out = torch.where((p < 0) | (p > 1), _full(p, math.nan), out)
-    return _with_nan(p, out).to(dtype)
+    return _with_nan(p, out)
 
 
-def erfinv(x):
+@_in_float64(half=True)
+def erfinv(y, dtype):
     """aten.erfinv: +-inf at +-1, NaN off [-1, 1] (zeros keep their sign)."""
-    dtype = _result_dtype(x, half=True)
-    if dtype is None:
-        return NotImplemented
-    y = x.to(dtype).double()
     a = y.abs()
     out = _ndtri(0.5 * y, 0.5 * (1.0 - a), y < 0) * math.sqrt(0.5)
     out = torch.where(a == 1, torch.where(y < 0, _full(y, -math.inf), _full(y, math.inf)), out)
     out = torch.where(a > 1, _full(y, math.nan), out)
-    return _with_nan(y, out).to(dtype)
+    return _with_nan(y, out)
 
 
 # --------------------------------------------------------------------------
@@ -439,20 +434,16 @@ def _airy_series(x):
     return 0.355028053887817239260 * f - 0.258819403792806798405 * g
 
 
-def airy_ai(x):
+@_in_float64()
+def airy_ai(z, dtype):
     """aten.special_airy_ai: NaN at +-inf, 0 past x = 103.892, as eager."""
-    dtype = _result_dtype(x)
-    if dtype is None:
-        return NotImplemented
-    xf = x.to(dtype)
-    z = xf.double()
-    oscillating = _airy_oscillating(torch.clamp(xf, max=-2.09), dtype)
+    oscillating = _airy_oscillating(torch.clamp(z.to(dtype), max=-2.09), dtype)   # exact: z is a dtype value
     decaying = _airy_decaying(torch.clamp(z, 2.09, 104.0))
     series = _airy_series(torch.clamp(z, -2.09, 2.09))
     out = torch.where(z < -2.09, oscillating, torch.where(z >= 2.09, decaying, series))
     out = torch.where(z > 103.892, torch.zeros_like(z), out)
     out = torch.where(z.abs() == math.inf, _full(z, math.nan), out)
-    return _with_nan(z, out).to(dtype)
+    return _with_nan(z, out)
 
 
 # --------------------------------------------------------------------------
