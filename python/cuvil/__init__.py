@@ -7,7 +7,7 @@ import logging as _logging
 
 from ._version import LLVM_VERSION, __version__  # noqa: F401
 from .errors import (CompileError, CuvilError, ExecutionError, ExecutionIndexError, TransformError,  # noqa: F401
-                     UnsupportedOpError)
+                     UnsupportedOpError, WeightsChangedError)
 from .threads import get_num_threads, set_num_threads  # noqa: F401
 
 

@@ -53,6 +53,13 @@ class ExecutionError(CuvilError, RuntimeError):
     outputs of that call are discarded. A RuntimeError, as eager's is."""
 
 
+class WeightsChangedError(CuvilError, TypeError):
+    """A weight of a compiled model changed its dtype or shape after the
+    compile (e.g. `model.to(torch.bfloat16)` or `model.half()` after
+    `cuvil.compile(model)`; those convert the parameters in place): the
+    library was built for the old ones. Compile the converted model again."""
+
+
 class ExecutionIndexError(ExecutionError, IndexError):
     """An index the model gathered with (embedding, gather, index_select,
     x[idx]) was out of range: an IndexError, as eager's is."""

@@ -217,6 +217,7 @@ class Signature:
     prepacked: object = None                         # owns `packed`, maybe shared (cuvil.weights)
     weight_tensors: Dict[str, object] = field(default_factory=dict)   # the model's, by name
     weight_state: tuple = ()                         # their versions and addresses when bound
+    weight_layout: tuple = ()                        # their (name, shape, dtype) as compiled
 
     # What the AOT export reads (cuvil.aot).
     @property

@@ -63,6 +63,7 @@ def bind(sig) -> None:
     replaced by a new object (`layer.weight = Parameter(..)`) is not seen:
     compile again."""
     tensors = sig.weight_tensors
+    _check_layout(sig, tensors)
     sig.weight_state = state(tensors)
     sig.weights = {n: execution.as_aligned(execution.to_array(t)) for n, t in tensors.items()}
     versions = {n: t._version for n, t in tensors.items()}
@@ -70,6 +71,24 @@ def bind(sig) -> None:
     sig.packed = sig.prepacked.arrays if sig.prepacked is not None else []
     sig.run = sig.main.bind({i: sig.weights[key] if role == "weight" else sig.packed[key]
                              for i, (role, key) in enumerate(sig.contract.main_args) if role != "input"})
+
+
+def _check_layout(sig, tensors) -> None:
+    """The weights still have the shapes and dtypes the library was compiled
+    for (recorded at the first bind): main and main_prepack read their
+    memory as those, so another dtype would be read as garbage, or past its
+    end."""
+    layout = tuple([(n, tuple(t.shape), t.dtype) for n, t in tensors.items()])
+    if not sig.weight_layout:
+        sig.weight_layout = layout
+        return
+    for (name, shape, dtype), (_, new_shape, new_dtype) in zip(sig.weight_layout, layout):
+        if (shape, dtype) != (new_shape, new_dtype):
+            from .errors import WeightsChangedError
+            raise WeightsChangedError(
+                f"cuvil: weight '{name}' is now {new_dtype} {list(new_shape)}, but the model was compiled "
+                f"with it as {dtype} {list(shape)} (a .to(dtype) / .half() / resize after cuvil.compile "
+                f"changes the parameters in place); compile the model again: cuvil.compile(model, ...)")
 
 
 def rebind_if_changed(sig) -> None:

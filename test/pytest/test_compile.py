@@ -275,6 +275,25 @@ def test_calls_see_weights_changed_after_compiling():
         torch.testing.assert_close(fast(x), model(x), atol=ATOL, rtol=RTOL)
 
 
+@pytest.mark.parametrize("change", ["to_bf16", "half", "new_shape"])
+def test_weights_converted_after_compiling_are_refused_by_name(change):
+    # model.to(torch.bfloat16) / .half() convert the parameters in place:
+    # the library, built for f32 weights, read them as f32 (a segfault in
+    # main_prepack). The call now names the weight and says to recompile.
+    torch.manual_seed(0)
+    model, x = MLP(SMALL_MLP).eval(), torch.randn(4, 64)
+    fast = cuvil.compile(model, example_inputs=(x,))
+    with torch.no_grad():
+        if change == "to_bf16":
+            model.to(torch.bfloat16)
+        elif change == "half":
+            model.half()
+        else:
+            model.layers[1].weight.data = torch.randn(128, 255)
+        with pytest.raises(cuvil.WeightsChangedError, match=r"weight 'layers\.[0-9]\.(weight|bias)'.*compile the model again"):
+            fast(x)
+
+
 def test_repeated_calls_leave_inputs_weights_and_results_unchanged():
     # The entry points' arguments are read-only: CNN's first conv (bias in
     # its init, hoisted into the packed weights) used to accumulate into
