@@ -14,23 +14,31 @@
 // place; A's rows are copied once per op to a buffer whose row stride is not
 // a power of two (see copyA()).
 //
-// Per panel and half panel (32 columns: 2 accumulator tiles), blocks of 32
-// rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8 tile registers), then
-// one block of 16 rows; the last rows % 16 read A's zero-padded copy and
-// C through a 16-row buffer (the tile unit reads and writes 16 whole rows).
-// All tiles have the one shape 16 x 64 bytes: LLVM fixes a tile register's
-// shape per function, so tiles of a second shape next to four live
-// accumulators run out of registers. K runs in chunks of
-// kStepsPerChunk tile products, unrolled; the accumulators are loaded from C
-// before a chunk and stored after it. They are not carried across an scf.for
-// instead: a loop-carried !amx.tile becomes a block argument that
-// convert-cf-to-llvm cannot type (upstream's AMX type conversion lives in
-// convert-vector-to-llvm only). With 16 products per chunk, the accumulators'
-// round trip through L1 is 1 load and 1 store per 16 tile products.
-// Within a product the tiles are loaded just before their first use (A0 B0
-// C00 B1 C01 A1 C10 C11), so a product waits for two loads, not four
-// (interleave-loads; 0.89-0.93x the time of loading all four first, bf16
-// 1024^3, 128x768x768, 64x4096x4096, one thread, interleaved).
+// Per panel, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all
+// 8 tile registers), then one block of 16 rows; the last rows % 16 read A's
+// zero-padded copy and C through a 16-row buffer (the tile unit reads and
+// writes 16 whole rows). All tiles have the one shape 16 x 64 bytes: LLVM
+// fixes a tile register's shape per function, so tiles of a second shape
+// next to four live accumulators run out of registers. K runs in chunks of
+// kStepsPerChunk tile products, unrolled, and each chunk runs for the two
+// half panels (32 columns, 2 accumulator tiles) in turn: the second half
+// reads the A tiles the first just loaded from L1, and the two read each
+// 256-byte k-group row of B's panel whole while it is in cache (half panels
+// outside the row blocks, each over all of K, read every other 128 bytes of
+// a streamed weight from DRAM twice; this order: 0.86-0.91x the time, 1
+// thread, bf16 BERT-base's 72 linear layers and 64x1024-4096-4096-1024).
+// The accumulators are loaded from C before a chunk and stored after it.
+// They are not carried across an scf.for instead: a loop-carried !amx.tile
+// becomes a block argument that convert-cf-to-llvm cannot type (upstream's
+// AMX type conversion lives in convert-vector-to-llvm only). With 8
+// products per chunk, the accumulators' round trip through L1 is 1 load and
+// 1 store per 8 tile products.
+// Within a product the tiles are loaded just before their first use, A1
+// before C01 (A0 B0 C00 B1 A1 C01 C10 C11), so a product waits for two
+// loads, not four, and A0 and A1 take two tile registers (interleave-loads;
+// loading all four first measured 1.08-1.12x the time of loads next to
+// their products, bf16 1024^3, 128x768x768, 64x4096x4096, one thread,
+// interleaved, session 15).
 // K that is not a multiple of 16 k groups ends in one product of tiles read
 // from A's copy (zero-padded there) and a zero-padded copy of B's last groups.
 //===----------------------------------------------------------------------===//
@@ -59,9 +67,11 @@ constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileRowBytes = 64;
 /// Columns per panel of the VNNI packing (pack_cpu.mlir).
 constexpr int64_t kPanel = 64;
-/// Tile products per K chunk between the accumulators' loads and stores
-/// (8 measured no faster).
-constexpr int64_t kStepsPerChunk = 16;
+/// Tile products per K chunk between the accumulators' loads and stores:
+/// a chunk's A tiles (2 x 8 KB) and each half panel's B tiles (2 x 8 KB)
+/// stay in L1 (48 KB) for the second half panel; 16 products per chunk
+/// measured 1.07-1.10x the time, 4 no different.
+constexpr int64_t kStepsPerChunk = 8;
 
 /// The operands of one marked contraction, checked.
 struct AmxContraction {
@@ -163,13 +173,17 @@ public:
       copyRows(rowView(mm.b, {p, index(fullGroups()), c0, c0}, {index(1), groups, panel, v}, 1), groups,
                rowView(bTail, {c0, c0, c0, c0}, {index(1), all, panel, v}, 1), all, kPanel * mm.vnni);
     }
-    auto halfLoop = scf::ForOp::create(b, loc, c0, index(kPanel), index(32));
-    b.setInsertionPointToStart(halfLoop.getBody());
-    Value h = halfLoop.getInductionVar();
-    // Each row block over all of K. (K chunks outside the row blocks, to
-    // reuse a chunk of B from L1, measured no different: 0.97-1.04x.)
-    forRowBlocks(rows, rows16, rows32, p, h, [&](int rowTiles, Value m, Value c, Value cRowStride, const CIndices &at) {
-      forKRanges([&](const KRange &k) { block(rowTiles, m, a, p, h, c, cRowStride, at, k); });
+    // Each row block over all of K, in chunks; per chunk both half panels
+    // (32 columns: 2 accumulator tiles each), one after the other: the
+    // second half reads the A tiles the first just loaded (from L1), and the
+    // two together read each 256-byte k-group row of B's panel whole, while
+    // it is in cache (the half panels' own loops over all of K read every
+    // other 128 bytes of B twice, from DRAM for a streamed weight).
+    forRowBlocks(rows, rows16, rows32, p, [&](int rowTiles, Value m, Value c, Value cRowStride, const CIndices &at) {
+      forKRanges([&](const KRange &k) {
+        for (int64_t h = 0; h < kPanel; h += 32)
+          block(rowTiles, m, a, p, index(h), c, cRowStride, at, k);
+      });
     });
     b.setInsertionPointAfter(panelLoop);
     for (Value buffer : {a.mem, bTail})
@@ -328,24 +342,32 @@ private:
         return amx::TileLoadOp::create(b, loc, inTile, bMem, ValueRange{bPanel, bK, col, index(0)}, bStrideNow)
             .getResult();
       };
-      // Loads interleaved with the products that need them (A0 B0 C00 B1
-      // C01 A1 C10 C11): a product starts as soon as its two tiles are in.
-      SmallVector<Value> bs(2), as;
+      // Loads interleaved with the products that need them, A(i + 1) before
+      // the last product of row i (A0 B0 C00 B1 A1 C01 C10 C11): a product
+      // starts as soon as its two tiles are in, and A0 is still live when A1
+      // is loaded, so the two get distinct tile registers, as in oneDNN's
+      // kernels. (Loaded after C01, A1 took A0's register, its load ordered
+      // after C01's read of it; measured no different, 128x768x3072, 1
+      // thread: the tile unit is not waiting on that load.)
+      SmallVector<Value> bs(2), as(rowTiles);
       if (!interleaveLoads) {
         for (int i = 0; i < rowTiles; ++i)
-          as.push_back(loadA(i));
+          as[i] = loadA(i);
         bs = {loadB(0), loadB(1)};
       }
       for (int i = 0; i < rowTiles; ++i) {
-        Value ai = interleaveLoads ? loadA(i) : as[i];
+        if (!as[i])
+          as[i] = loadA(i);
         for (int j = 0; j < 2; ++j) {
           if (!bs[j])
             bs[j] = loadB(j);
+          if (j == 1 && i + 1 < rowTiles && !as[i + 1])
+            as[i + 1] = loadA(i + 1);
           Value &accIJ = acc[i * 2 + j];
           if (mm.accType.isF32())
-            accIJ = amx::TileMulFOp::create(b, loc, accTile, ai, bs[j], accIJ);
+            accIJ = amx::TileMulFOp::create(b, loc, accTile, as[i], bs[j], accIJ);
           else
-            accIJ = amx::TileMulIOp::create(b, loc, accTile, ai, bs[j], accIJ,
+            accIJ = amx::TileMulIOp::create(b, loc, accTile, as[i], bs[j], accIJ,
                                             mm.zextLhs ? b.getUnitAttr() : UnitAttr(),
                                             mm.zextRhs ? b.getUnitAttr() : UnitAttr());
         }
@@ -359,13 +381,14 @@ private:
       SmallVector<Value> acc;
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
-          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), colOf(j)), cStride));
+          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))), cStride));
       return acc;
     };
     auto storeAcc = [&](ArrayRef<Value> acc) {
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
-          amx::TileStoreOp::create(b, loc, c, cIndices(rowOf(i), colOf(j)), acc[i * 2 + j], cStride);
+          amx::TileStoreOp::create(b, loc, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))), acc[i * 2 + j],
+                                  cStride);
     };
     SmallVector<Value> acc = loadAcc();
     for (int64_t s = 0; s < k.steps; ++s)
@@ -396,11 +419,9 @@ private:
   /// Calls `body` for the row blocks of the half panel (p, h): blocks of 32
   /// rows, then of 16, then the last rows % 16 (A's are zero-padded to 16 by
   /// copyA; C's are copied to a 16-row buffer and back).
-  void forRowBlocks(Value rows, Value rows16, Value rows32, Value p, Value h, const RowBlockBody &body) {
+  void forRowBlocks(Value rows, Value rows16, Value rows32, Value p, const RowBlockBody &body) {
     Value c0 = index(0);
-    CIndices cIndices = [&, p, h](Value row, Value col) -> SmallVector<Value> {
-      return {row, p, arith::AddIOp::create(b, loc, h, col)};
-    };
+    CIndices cIndices = [&, p](Value row, Value col) -> SmallVector<Value> { return {row, p, col}; };
     for (auto [from, to, rowTiles] : {std::tuple{c0, rows32, 2}, std::tuple{rows32, rows16, 1}}) {
       auto rowLoop = scf::ForOp::create(b, loc, from, to, index(rowTiles * kTileRows));
       OpBuilder::InsertionGuard guard(b);
@@ -412,15 +433,15 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRest.getThenRegion().front());
     Value m = rows16, count = arith::SubIOp::create(b, loc, rows, rows16);
-    Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, 32}, mm.accType));
+    Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, kPanel}, mm.accType));
     // C[m : m + count][p][h : h + 32] <-> cBuf[0 : count][0 : 32].
-    Value cRows = rowView(mm.c, {m, p, h}, {count, index(1), index(32)}, 0);
+    Value cRows = rowView(mm.c, {m, p, c0}, {count, index(1), index(kPanel)}, 0);
     CIndices bufIndices = [&, m](Value row, Value col) -> SmallVector<Value> {
       return {arith::SubIOp::create(b, loc, row, m), col};
     };
-    copyRows(cRows, count, cBuf, Value(), 32);
-    body(1, m, cBuf, index(32), bufIndices);
-    copyRows(cBuf, count, cRows, Value(), 32);
+    copyRows(cRows, count, cBuf, Value(), kPanel);
+    body(1, m, cBuf, index(kPanel), bufIndices);
+    copyRows(cBuf, count, cRows, Value(), kPanel);
     memref::DeallocOp::create(b, loc, cBuf);
   }
 

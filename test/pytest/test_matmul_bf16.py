@@ -1,13 +1,16 @@
 """bf16 x bf16 -> f32 matmuls (the contractions the raise step narrows to bf16)
 through the transform schedules, run natively, against torch.
 
-Two paths:
+Three paths:
   * fallback (every AVX-512 host): pack_cpu.mlir's @cuvil_pack_matmul_rhs
     (64-column panels) + matmul_cpu.mlir / batch_matmul_cpu.mlir: bf16 rows
     extended to f32, FMAs;
   * dot (hosts with avx512_bf16): @cuvil_pack_matmul_rhs_bf16_vnni (VNNI
     panels) + matmul_dot_cpu.mlir: vdpbf16ps; lowered with
     convert-vector-to-llvm{enable-x86vector}.
+  * amx (hosts with AMX-BF16): the same VNNI panels, matmul_dot_cpu.mlir's
+    @cuvil_amx_bf16 tiles, written as tdpbf16ps tile code by
+    cuvil-amx-matmul.
 Odd sizes exercise the peeled rows, the zero-padded columns and (dot path)
 the zero k row of an odd K.
 
@@ -26,11 +29,18 @@ from cuvil.ir import Context, FunctionType, Module, RankedTensorType, UnitAttr
 
 HAS_AVX512_BF16 = "avx512_bf16" in (Path("/proc/cpuinfo").read_text().split()
                                      if Path("/proc/cpuinfo").exists() else [])
+HAS_AMX_BF16 = {"amx_tile", "amx_bf16"} <= set(Path("/proc/cpuinfo").read_text().split()
+                                                if Path("/proc/cpuinfo").exists() else [])
+needs_amx = pytest.mark.skipif(not HAS_AMX_BF16, reason="host CPU has no AMX-BF16 (tdpbf16ps)")
 needs_bf16 = pytest.mark.skipif(not HAS_AVX512_BF16, reason="host CPU has no avx512_bf16 (vdpbf16ps)")
 
 FALLBACK = ("cuvil_pack_matmul_rhs", scheduling.DEFAULT_SCHEDULE[:2], False)
 DOT = ("cuvil_pack_matmul_rhs_bf16_vnni",
        (("matmul_dot_cpu", "__transform_main"),) + scheduling.DEFAULT_SCHEDULE[:2], True)
+
+AMX = ("cuvil_pack_matmul_rhs_bf16_vnni",
+       (("matmul_dot_cpu", "cuvil_amx_bf16"), ("matmul_dot_cpu", "__transform_main")) + scheduling.DEFAULT_SCHEDULE[:2],
+       True)
 
 
 def _spec(type_):
@@ -141,3 +151,16 @@ def test_dot_leaves_fallback_matmuls():
     """Matmuls the VNNI entry does not pack (M < 16) still take the fallback."""
     scheduled, llvm_ir = check_linear(8, 64, 256, DOT)
     assert "vector.fma" in scheduled and "x86vector" not in scheduled
+
+
+# The AMX kernel's pieces: 32-row blocks (64, 128 rows), a 16-row block (48,
+# 130 = 4 x 32 + 2), the last rows % 16 through C's 16-row buffer (17, 37,
+# 130); K a whole number of 8-product chunks (4096), chunks and a rest
+# (768 = 24 products: 3 chunks; 1040 = 32 products and a 8-group tail),
+# only a zero-padded K tail (33, 1); several panels (200, 257: padded).
+@needs_amx
+@pytest.mark.parametrize("m,k,n", [(128, 768, 3072), (37, 33, 200), (17, 1, 128), (130, 1040, 257),
+                                   (64, 4096, 256), (48, 768, 128)])
+def test_amx(m, k, n):
+    scheduled, llvm_ir = check_linear(m, k, n, AMX)
+    assert "cuvil.amx" in scheduled and "llvm.x86.tdpbf16ps.internal" in llvm_ir

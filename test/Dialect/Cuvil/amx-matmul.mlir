@@ -2,9 +2,9 @@
 // RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{prefetch-groups=0}))' | FileCheck %s --check-prefix=NOPF
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{interleave-loads=0}))' | FileCheck %s --check-prefix=GROUPED
 // NOPF-NOT: memref.prefetch
-// Each product's loads: by default each tile just before its first product
-// (A0 B0 C00 B1 C01 A1 C10 C11; 0.89-0.93x the time of the grouped order on
-// an AMX host); interleave-loads=0 loads all four first.
+// Each product's loads: by default each tile just before its first product,
+// A1 before C01 (A0 B0 C00 B1 A1 C01 C10 C11: A0 and A1 live together, in
+// two tile registers); interleave-loads=0 loads all four first.
 // GROUPED-LABEL: func.func @bf16
 // GROUPED-COUNT-2: amx.tile_load %{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
 // GROUPED-COUNT-2: amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
@@ -44,34 +44,39 @@
 // CHECK:         scf.for
 // CHECK:           vector.transfer_read %{{.*}} : memref<8x128xbf16, strided<[128, 1], offset: ?>>, vector<32xbf16>
 // CHECK:           vector.transfer_write %{{.*}} : vector<32xbf16>, memref<16x128xbf16, strided<[128, 1]>>
+// Per 32-row block, per K chunk, the two half panels in turn (columns 0-31,
+// then 32-63 of the panel: 4 accumulators each).
 // CHECK:           scf.for
-// CHECK:             scf.for
-// CHECK-COUNT-4:       amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
-// CHECK:               amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
-// CHECK:               amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
-// CHECK:               amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK:               amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
-// CHECK:               amx.tile_mulf
-// CHECK:               amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
-// CHECK-COUNT-2:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-COUNT-4:     amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
+// CHECK:             amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:             amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:             amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK:             amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK:             amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-3:     amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
 // The B rows 64 groups ahead, clamped to B's last 16 of 24 groups.
-// CHECK:               %[[AHEAD:.*]] = arith.minsi %{{.*}}, %c8
-// CHECK:               %[[ROW:.*]] = arith.addi %[[AHEAD]], %c0
-// CHECK:               memref.prefetch %arg1[%{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}], read, locality<2>, data
-// CHECK-COUNT-31:      memref.prefetch %arg1
-// CHECK-NOT:           memref.prefetch
-// CHECK:               amx.tile_load %[[APAD]][%{{.*}}, %c16{{.*}} into !amx.tile<16x32xbf16>
-// CHECK:               amx.tile_load %[[BTAIL]]{{.*}} into !amx.tile<16x32xbf16>
-// CHECK-COUNT-4:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// CHECK-COUNT-4:       amx.tile_store
-// CHECK:             scf.for
-// CHECK-COUNT-2:       amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>
-// CHECK:             scf.if
-// CHECK-NOT:           memref.alloc() : memref<16x32x2xbf16>
-// CHECK:               memref.alloc() : memref<16x32xf32>
-// CHECK:               vector.transfer_read {{.*}} vector<16xf32>
-// CHECK:               amx.tile_mulf
-// CHECK:               vector.transfer_read {{.*}} : memref<16x32xf32>, vector<16xf32>
+// CHECK:             %[[AHEAD:.*]] = arith.minsi %{{.*}}, %c8
+// CHECK:             %[[ROW:.*]] = arith.addi %[[AHEAD]], %c0
+// CHECK:             memref.prefetch %arg1[%{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK-COUNT-31:    memref.prefetch %arg1
+// CHECK-NOT:         memref.prefetch
+// CHECK:             amx.tile_load %[[APAD]][%{{.*}}, %c16{{.*}} into !amx.tile<16x32xbf16>
+// CHECK:             amx.tile_load %[[BTAIL]]{{.*}} into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:     amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
+// CHECK-COUNT-4:     amx.tile_store
+// CHECK-COUNT-4:     amx.tile_load %{{.*}} : memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>> into !amx.tile<16x16xf32>
+// CHECK-COUNT-4:     amx.tile_mulf
+// CHECK-COUNT-32:    memref.prefetch %arg1
+// CHECK-COUNT-4:     amx.tile_mulf
+// CHECK-COUNT-4:     amx.tile_store
+// CHECK:           scf.for
+// CHECK-COUNT-2:     amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>
+// CHECK:           scf.if
+// CHECK-NOT:         memref.alloc() : memref<16x32x2xbf16>
+// CHECK:             memref.alloc() : memref<16x64xf32>
+// CHECK:             vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:             amx.tile_mulf
+// CHECK:             vector.transfer_read {{.*}} : memref<16x64xf32>, vector<16xf32>
 // CHECK:         memref.dealloc %[[APAD]]
 // CHECK:         memref.dealloc %[[BTAIL]]
 func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
@@ -97,15 +102,19 @@ func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 #c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
 
-// int8 after cuvil-unsigned-int8-lhs (u8 x s8), K = 1024 (256 quads): one
-// chunk of 16 products (x 4 accumulators) in a loop, the accumulators loaded
-// before it and stored after it.
+// int8 after cuvil-unsigned-int8-lhs (u8 x s8), K = 1024 (256 quads): chunks
+// of 8 products (x 4 accumulators) in a loop, per half panel the
+// accumulators loaded before the chunk and stored after it.
 // CHECK-LABEL: func.func @u8s8
 // CHECK:         scf.for
 // CHECK-COUNT-4:   amx.tile_load {{.*}} into !amx.tile<16x16xi32>
-// CHECK-COUNT-64:  amx.tile_muli %{{.*}} zext, %{{.*}}, %{{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK-COUNT-32:  amx.tile_muli %{{.*}} zext, %{{.*}}, %{{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
 // CHECK-NOT:       amx.tile_muli
-// CHECK:           amx.tile_store
+// CHECK-COUNT-4:   amx.tile_store
+// CHECK-COUNT-4:   amx.tile_load {{.*}} into !amx.tile<16x16xi32>
+// CHECK-COUNT-32:  amx.tile_muli
+// CHECK-NOT:       amx.tile_muli
+// CHECK-COUNT-4:   amx.tile_store
 func.func @u8s8(%A: memref<64x256x4xi8>, %B: memref<4x256x64x4xi8>, %C: memref<64x4x64xi32>) {
   linalg.generic {indexing_maps = [#a, #b, #c],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
