@@ -14,19 +14,22 @@
 // place; A's rows are copied once per op to a buffer whose row stride is not
 // a power of two (see copyA()).
 //
-// Per panel, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all
-// 8 tile registers), then one block of 16 rows; the last rows % 16 read A's
+// Per panel, K in chunks of kStepsPerChunk tile products (unrolled); per
+// chunk, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8
+// tile registers), then one block of 16 rows; the last rows % 16 read A's
 // zero-padded copy and C through a 16-row buffer (the tile unit reads and
 // writes 16 whole rows). All tiles have the one shape 16 x 64 bytes: LLVM
 // fixes a tile register's shape per function, so tiles of a second shape
-// next to four live accumulators run out of registers. K runs in chunks of
-// kStepsPerChunk tile products, unrolled, and each chunk runs for the two
-// half panels (32 columns, 2 accumulator tiles) in turn: the second half
-// reads the A tiles the first just loaded from L1, and the two read each
-// 256-byte k-group row of B's panel whole while it is in cache (half panels
-// outside the row blocks, each over all of K, read every other 128 bytes of
-// a streamed weight from DRAM twice; this order: 0.86-0.91x the time, 1
-// thread, bf16 BERT-base's 72 linear layers and 64x1024-4096-4096-1024).
+// next to four live accumulators run out of registers. Each row block runs
+// the chunk for the two half panels (32 columns, 2 accumulator tiles) in
+// turn: the second half reads the A tiles the first just loaded from L1,
+// the two read each 256-byte k-group row of B's panel whole while it is in
+// cache, and the chunk's B tiles stay in L1 for the next row block. (Half
+// panels outside the row blocks, each over all of K, read every other 128
+// bytes of a streamed weight from DRAM twice. Measured, 1 thread, session
+// 22: halves inside the chunks 0.86-0.91x the time on bf16 BERT-base's 72
+// linear layers and 64x1024-4096-4096-1024; then K chunks outside the row
+// blocks 0.93-0.96x on 128x768x3072 and 0.84-0.95x on that MLP.)
 // The accumulators are loaded from C before a chunk and stored after it.
 // They are not carried across an scf.for instead: a loop-carried !amx.tile
 // becomes a block argument that convert-cf-to-llvm cannot type (upstream's
@@ -68,9 +71,9 @@ constexpr int64_t kTileRowBytes = 64;
 /// Columns per panel of the VNNI packing (pack_cpu.mlir).
 constexpr int64_t kPanel = 64;
 /// Tile products per K chunk between the accumulators' loads and stores:
-/// a chunk's A tiles (2 x 8 KB) and each half panel's B tiles (2 x 8 KB)
-/// stay in L1 (48 KB) for the second half panel; 16 products per chunk
-/// measured 1.07-1.10x the time, 4 no different.
+/// a chunk's B tiles (2 half panels x 2 x 8 KB) and a row block's A tiles
+/// (2 x 8 KB) fit L1 (48 KB) together; 16 products per chunk measured
+/// 1.07-1.10x the time, 4 no different.
 constexpr int64_t kStepsPerChunk = 8;
 
 /// The operands of one marked contraction, checked.
@@ -173,14 +176,13 @@ public:
       copyRows(rowView(mm.b, {p, index(fullGroups()), c0, c0}, {index(1), groups, panel, v}, 1), groups,
                rowView(bTail, {c0, c0, c0, c0}, {index(1), all, panel, v}, 1), all, kPanel * mm.vnni);
     }
-    // Each row block over all of K, in chunks; per chunk both half panels
-    // (32 columns: 2 accumulator tiles each), one after the other: the
-    // second half reads the A tiles the first just loaded (from L1), and the
-    // two together read each 256-byte k-group row of B's panel whole, while
-    // it is in cache (the half panels' own loops over all of K read every
-    // other 128 bytes of B twice, from DRAM for a streamed weight).
-    forRowBlocks(rows, rows16, rows32, p, [&](int rowTiles, Value m, Value c, Value cRowStride, const CIndices &at) {
-      forKRanges([&](const KRange &k) {
+    // K in chunks; per chunk every row block, and per row block both half
+    // panels (32 columns: 2 accumulator tiles each), one after the other:
+    // the second half reads the A tiles the first just loaded (from L1), the
+    // two together read each 256-byte k-group row of B's panel whole, and
+    // the chunk's B (32 KB) stays in L1 for the next row block.
+    forKRanges([&](const KRange &k) {
+      forRowBlocks(rows, rows16, rows32, p, [&](int rowTiles, Value m, Value c, Value cRowStride, const CIndices &at) {
         for (int64_t h = 0; h < kPanel; h += 32)
           block(rowTiles, m, a, p, index(h), c, cRowStride, at, k);
       });
