@@ -134,11 +134,10 @@ FailureOr<AmxContraction> match(linalg::GenericOp op) {
   return mm;
 }
 
-/// Where a block's products read A: rows of `mem` with `stride`, K groups
-/// from `k0` (the K tail: a zero-padded buffer and its offset).
+/// Where a block's products read A: rows of `mem` (A's padded copy, K tail
+/// included) with `stride`.
 struct ASource {
   Value mem, stride;
-  Value tail, tailStride, tailK0;
 };
 
 /// A range of K: `steps` products of 16 groups from group `from`, then, if
@@ -221,11 +220,7 @@ private:
     Value c0 = index(0);
     int64_t paddedGroups = fullGroups() + (tailGroups() > 0 ? kTileRows : 0);
     int64_t rowGroups = paddedGroups + kTileRows;
-    Value rowsPad = arith::AddIOp::create(b, loc, rows16,
-                                          arith::SelectOp::create(b, loc,
-                                                                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                                                                        rows16, rows),
-                                                                  index(kTileRows), c0));
+    Value rowsPad = roundDown(arith::AddIOp::create(b, loc, rows, index(kTileRows - 1)), kTileRows);
     Value buf = memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic, rowGroups, mm.vnni}, mm.inType),
                                         ValueRange{rowsPad});
     Value vnni = index(mm.vnni);
@@ -253,7 +248,7 @@ private:
       copyRows(rowView(mm.a, {rows16, c0, c0}, {rest, full, vnni}, 0), rest,
                rowView(buf, {rows16, c0, c0}, {restPad, full, vnni}, 0), restPad, fullGroups() * mm.vnni);
     }
-    return ASource{buf, bufStride, buf, bufStride, index(fullGroups())};
+    return ASource{buf, bufStride};
   }
 
   Value roundDown(Value v, int64_t multiple) {
@@ -326,7 +321,7 @@ private:
   /// rowTiles x 2 accumulators for the rows [m, m + 16 rowTiles) of A / C
   /// and the half panel (p, h), over the K range `k`: loaded from C, the
   /// range's products, stored; `cIndices(row, col)` addresses C.
-  void block(int rowTiles, Value m, const ASource &a, Value p, Value h, Value c, Value cStride,
+  void block(int rowTiles, Value m, const ASource &a, Value p, Value h, Value c, Value cRowStride,
              const CIndices &cIndices, const KRange &k) {
     amx::TileType inTile = tile(mm.inType), accTile = tile(mm.accType);
     auto rowOf = [&](int i) { return arith::AddIOp::create(b, loc, m, index(i * kTileRows)).getResult(); };
@@ -383,20 +378,21 @@ private:
       SmallVector<Value> acc;
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
-          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))), cStride));
+          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))),
+                                                  cRowStride));
       return acc;
     };
     auto storeAcc = [&](ArrayRef<Value> acc) {
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
           amx::TileStoreOp::create(b, loc, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))), acc[i * 2 + j],
-                                  cStride);
+                                  cRowStride);
     };
     SmallVector<Value> acc = loadAcc();
     for (int64_t s = 0; s < k.steps; ++s)
       mainProduct(acc, arith::AddIOp::create(b, loc, k.from, index(s * kTileRows)));
     if (k.withTail)
-      product(acc, a.tail, a.tailStride, a.tailK0, bTail, index(0), index(0), index(kPanel * mm.vnni));
+      product(acc, a.mem, a.stride, index(fullGroups()), bTail, index(0), index(0), index(kPanel * mm.vnni));
     storeAcc(acc);
   }
 
@@ -416,7 +412,7 @@ private:
       body(KRange{index(chunks * kStepsPerChunk * kTileRows), tailSteps, tailGroups() > 0});
   }
 
-  using RowBlockBody = std::function<void(int rowTiles, Value m, Value c, Value cStride, const CIndices &)>;
+  using RowBlockBody = std::function<void(int rowTiles, Value m, Value c, Value cRowStride, const CIndices &)>;
 
   /// Calls `body` for the row blocks of the half panel (p, h): blocks of 32
   /// rows, then of 16, then the last rows % 16 (A's are zero-padded to 16 by
