@@ -167,6 +167,9 @@ public:
     ASource a = copyA(rows, rows16);
     if (tailGroups() > 0)
       bTail = memref::AllocOp::create(b, loc, MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType));
+    int64_t staticRows = cast<MemRefType>(mm.a.getType()).getDimSize(0);
+    if (ShapedType::isDynamic(staticRows) || staticRows % kTileRows != 0)
+      cRest = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, kPanel}, mm.accType));
     auto panelLoop = scf::ForOp::create(b, loc, c0, panels, index(1));
     b.setInsertionPointToStart(panelLoop.getBody());
     Value p = panelLoop.getInductionVar();
@@ -187,7 +190,7 @@ public:
       });
     });
     b.setInsertionPointAfter(panelLoop);
-    for (Value buffer : {a.mem, bTail})
+    for (Value buffer : {a.mem, bTail, cRest})
       if (buffer)
         memref::DeallocOp::create(b, loc, buffer);
   }
@@ -200,6 +203,7 @@ private:
   bool interleaveLoads;
   Value bStride, cStride;
   Value bTail; // [1][16][64][v]: the current panel's K tail, zero-padded
+  Value cRest; // [16][64]: C's last rows % 16 of the current panel, if any
 
   int64_t fullGroups() const { return mm.kGroups - tailGroups(); }
   int64_t tailGroups() const { return mm.kGroups % kTileRows; }
@@ -374,19 +378,20 @@ private:
       product(acc, a.mem, a.stride, k, mm.b, p, k, bStride);
       prefetchB(p, h, k);
     };
+    // Accumulator (i, j)'s indices in C: row tile i, column tile j of the
+    // half panel h.
+    auto cAt = [&](int i, int j) { return cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))); };
     auto loadAcc = [&]() {
       SmallVector<Value> acc;
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
-          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))),
-                                                  cRowStride));
+          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cAt(i, j), cRowStride));
       return acc;
     };
     auto storeAcc = [&](ArrayRef<Value> acc) {
       for (int i = 0; i < rowTiles; ++i)
         for (int j = 0; j < 2; ++j)
-          amx::TileStoreOp::create(b, loc, c, cIndices(rowOf(i), arith::AddIOp::create(b, loc, h, colOf(j))), acc[i * 2 + j],
-                                  cRowStride);
+          amx::TileStoreOp::create(b, loc, c, cAt(i, j), acc[i * 2 + j], cRowStride);
     };
     SmallVector<Value> acc = loadAcc();
     for (int64_t s = 0; s < k.steps; ++s)
@@ -426,13 +431,16 @@ private:
       b.setInsertionPointToStart(rowLoop.getBody());
       body(rowTiles, rowLoop.getInductionVar(), mm.c, cStride, cIndices);
     }
+    if (!cRest)
+      return;   // rows is a static multiple of 16
     Value hasRest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows16, rows);
     auto ifRest = scf::IfOp::create(b, loc, hasRest, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRest.getThenRegion().front());
     Value m = rows16, count = arith::SubIOp::create(b, loc, rows, rows16);
-    Value cBuf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, kPanel}, mm.accType));
-    // C[m : m + count][p][h : h + 32] <-> cBuf[0 : count][0 : 32].
+    Value cBuf = cRest;
+    // C[m : m + count][p][0 : 64] <-> cBuf[0 : count][0 : 64] (per K chunk:
+    // the chunk's products accumulate into the copy, which goes back after).
     Value cRows = rowView(mm.c, {m, p, c0}, {count, index(1), index(kPanel)}, 0);
     CIndices bufIndices = [&, m](Value row, Value col) -> SmallVector<Value> {
       return {arith::SubIOp::create(b, loc, row, m), col};
@@ -440,7 +448,6 @@ private:
     copyRows(cRows, count, cBuf, Value(), kPanel);
     body(1, m, cBuf, index(kPanel), bufIndices);
     copyRows(cBuf, count, cRows, Value(), kPanel);
-    memref::DeallocOp::create(b, loc, cBuf);
   }
 
   /// Software prefetch of the half panel's B rows `prefetchGroups` K groups

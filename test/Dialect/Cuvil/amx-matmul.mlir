@@ -41,6 +41,7 @@
 // CHECK:         vector.transfer_read %{{.*}} : memref<?x32xbf16, strided<[48, 1], offset: ?>>, vector<32xbf16>
 // CHECK:         vector.transfer_write
 // CHECK:         %[[BTAIL:.*]] = memref.alloc() : memref<1x16x64x2xbf16>
+// CHECK:         %[[CREST:.*]] = memref.alloc() : memref<16x64xf32>
 // CHECK:         scf.for
 // CHECK:           vector.transfer_read %{{.*}} : memref<8x128xbf16, strided<[128, 1], offset: ?>>, vector<32xbf16>
 // CHECK:           vector.transfer_write %{{.*}} : vector<32xbf16>, memref<16x128xbf16, strided<[128, 1]>>
@@ -72,13 +73,14 @@
 // CHECK:           scf.for
 // CHECK-COUNT-2:     amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>
 // CHECK:           scf.if
-// CHECK-NOT:         memref.alloc() : memref<16x32x2xbf16>
-// CHECK:             memref.alloc() : memref<16x64xf32>
+// CHECK-NOT:         memref.alloc
 // CHECK:             vector.transfer_read {{.*}} vector<16xf32>
+// CHECK:             vector.transfer_write {{.*}}, %[[CREST]]
 // CHECK:             amx.tile_mulf
-// CHECK:             vector.transfer_read {{.*}} : memref<16x64xf32>, vector<16xf32>
+// CHECK:             vector.transfer_read %[[CREST]]{{.*}} : memref<16x64xf32>, vector<16xf32>
 // CHECK:         memref.dealloc %[[APAD]]
 // CHECK:         memref.dealloc %[[BTAIL]]
+// CHECK:         memref.dealloc %[[CREST]]
 func.func @bf16(%A: memref<?x24x2xbf16, strided<[48, 2, 1], offset: ?>>,
                 %B: memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>>,
                 %C: memref<?x2x64xf32, strided<[128, 64, 1], offset: ?>>) {
