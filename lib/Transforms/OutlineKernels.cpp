@@ -49,6 +49,13 @@ bool isCloned(Value v) {
   }
   if (auto empty = dyn_cast<tensor::EmptyOp>(def))
     return empty->getNumOperands() == 0;
+  // A reshape of one (the VNNI matmuls' [m][n/64][64] accumulator is a
+  // 128x768 empty tensor expanded, a row reduction's init a collapsed
+  // 1x128x1): without it, the zero fill of BERT-base's 128x12x64
+  // accumulators stayed in main, filled once, and was copied for each of
+  // the 48 matmuls using it (40 MB of copies per call with the rest).
+  if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+    return isStaticType(v.getType()) && isCloned(def->getOperand(0));
   if (auto fill = dyn_cast<linalg::FillOp>(def))
     return fill.hasPureTensorSemantics() && llvm::all_of(def->getOperands(), isCloned);
   return false;
@@ -140,7 +147,11 @@ struct KernelOutliner {
         v = fill.getDpsInitOperand(0)->get();
       else if (isBroadcastInit(root, v))
         v = v.getDefiningOp<linalg::GenericOp>().getDpsInitOperand(0)->get();
-      if (auto empty = v.getDefiningOp<tensor::EmptyOp>(); empty && isCloned(v))
+      // An empty tensor, or a reshape of one: the argument has the type the
+      // root writes, so the kernel's result is that argument (a reshape
+      // inside would make it a view of it, copied into another out-param).
+      if (isa_and_nonnull<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(v.getDefiningOp()) &&
+          isCloned(v))
         destinations.insert(v);
     }
     args.append(destinations.begin(), destinations.end());

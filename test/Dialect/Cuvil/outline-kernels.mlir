@@ -122,3 +122,45 @@ func.func @broadcast_init(%s: tensor<16xi32>, %x: tensor<4x8xi32>, %w: tensor<8x
   %r = linalg.matmul ins(%x, %w : tensor<4x8xi32>, tensor<8x16xi32>) outs(%init : tensor<4x16xi32>) -> tensor<4x16xi32>
   return %r : tensor<4x16xi32>
 }
+
+// -----
+
+// A zero fill of a reshaped empty tensor (a VNNI matmul's [m][n/64][64]
+// accumulator), shared by two contractions: rebuilt inside each kernel, and
+// the reshaped empty tensor is the destination argument, of the type the
+// kernel returns (no fill left in main to be copied for each call).
+// CHECK-LABEL: func.func @reshaped_fill
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x128xf32>
+// CHECK:         %[[D:.*]] = tensor.expand_shape %[[E]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 64]
+// CHECK:         call @cuvil_kernel_0_generic(%arg0, %arg1, %[[D]])
+// CHECK:         call @cuvil_kernel_0_generic(%arg0, %arg2, %[[D]])
+// CHECK-LABEL: func.func private @cuvil_kernel_0_generic
+// CHECK-SAME:    (%{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<2x8x64xf32>, %[[OUT:.*]]: tensor<4x2x64xf32>) -> tensor<4x2x64xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[OUT]] : tensor<4x2x64xf32>)
+// CHECK:         linalg.generic {{.*}} outs(%[[F]] : tensor<4x2x64xf32>)
+#a = affine_map<(m, p, j, k) -> (m, k)>
+#b = affine_map<(m, p, j, k) -> (p, k, j)>
+#c = affine_map<(m, p, j, k) -> (m, p, j)>
+func.func @reshaped_fill(%x: tensor<4x8xf32>, %b0: tensor<2x8x64xf32>, %b1: tensor<2x8x64xf32>)
+    -> (tensor<4x2x64xf32>, tensor<4x2x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x128xf32>
+  %d = tensor.expand_shape %e [[0], [1, 2]] output_shape [4, 2, 64] : tensor<4x128xf32> into tensor<4x2x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%d : tensor<4x2x64xf32>) -> tensor<4x2x64xf32>
+  %r0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %b0 : tensor<4x8xf32>, tensor<2x8x64xf32>) outs(%f : tensor<4x2x64xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x64xf32>
+  %r1 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %b1 : tensor<4x8xf32>, tensor<2x8x64xf32>) outs(%f : tensor<4x2x64xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x2x64xf32>
+  return %r0, %r1 : tensor<4x2x64xf32>, tensor<4x2x64xf32>
+}
