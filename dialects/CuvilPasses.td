@@ -226,7 +226,8 @@ def CuvilOutlineKernels : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "One private function per linalg op, identical ones shared";
   let description = [{
     Moves every statically shaped linalg op on tensors (with the `tensor.empty`
-    / `linalg.fill` that initialise it, the single-use `tensor.pad` in front of
+    / `linalg.fill` that initialise it, also through a reshape of the empty
+    tensor, which is then the destination argument; the single-use `tensor.pad` in front of
     it and the constants it reads) out of the public functions into a private
     function `@cuvil_kernel_<n>_<op>` with the attribute `cuvil.kernel = <n>`
     (the kernel id: what the profiler counts by; the name is only for
