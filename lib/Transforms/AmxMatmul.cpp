@@ -438,16 +438,15 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifRest.getThenRegion().front());
     Value m = rows16, count = arith::SubIOp::create(b, loc, rows, rows16);
-    Value cBuf = cRest;
-    // C[m : m + count][p][0 : 64] <-> cBuf[0 : count][0 : 64] (per K chunk:
+    // C[m : m + count][p][0 : 64] <-> cRest[0 : count][0 : 64] (per K chunk:
     // the chunk's products accumulate into the copy, which goes back after).
     Value cRows = rowView(mm.c, {m, p, c0}, {count, index(1), index(kPanel)}, 0);
     CIndices bufIndices = [&, m](Value row, Value col) -> SmallVector<Value> {
       return {arith::SubIOp::create(b, loc, row, m), col};
     };
-    copyRows(cRows, count, cBuf, Value(), kPanel);
-    body(1, m, cBuf, index(kPanel), bufIndices);
-    copyRows(cBuf, count, cRows, Value(), kPanel);
+    copyRows(cRows, count, cRest, Value(), kPanel);
+    body(1, m, cRest, index(kPanel), bufIndices);
+    copyRows(cRest, count, cRows, Value(), kPanel);
   }
 
   /// Software prefetch of the half panel's B rows `prefetchGroups` K groups
