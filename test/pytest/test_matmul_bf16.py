@@ -18,19 +18,16 @@ Tolerance: the products of two bf16 values are exact in f32, so the only
 error is the f32 summation order (register tiles, vdpbf16ps adding two
 products at once): rtol = 1e-5, atol = 1e-5 x the output's largest magnitude.
 vdpbf16ps also flushes denormals to zero, which these inputs do not have."""
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
 
-from cuvil import artifact, execution, lowering, pipeline, scheduling, transform
+from cuvil import artifact, cpu_features, execution, lowering, pipeline, scheduling, transform
 from cuvil.ir import Context, FunctionType, Module, RankedTensorType, UnitAttr
 
-HAS_AVX512_BF16 = "avx512_bf16" in (Path("/proc/cpuinfo").read_text().split()
-                                     if Path("/proc/cpuinfo").exists() else [])
-HAS_AMX_BF16 = {"amx_tile", "amx_bf16"} <= set(Path("/proc/cpuinfo").read_text().split()
-                                                if Path("/proc/cpuinfo").exists() else [])
+HOST = cpu_features.features("")
+HAS_AVX512_BF16 = scheduling.bf16_dot_product(HOST)
+HAS_AMX_BF16 = scheduling.amx_bf16(HOST)
 needs_amx = pytest.mark.skipif(not HAS_AMX_BF16, reason="host CPU has no AMX-BF16 (tdpbf16ps)")
 needs_bf16 = pytest.mark.skipif(not HAS_AVX512_BF16, reason="host CPU has no avx512_bf16 (vdpbf16ps)")
 
