@@ -167,6 +167,23 @@ def CuvilFoldUnitExtentDims : Pass<"cuvil-fold-unit-extent-dims"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CuvilVnniInterleave : Pass<"cuvil-vnni-interleave", "::mlir::func::FuncOp"> {
+  let summary = "Write the VNNI pair packing of an activation as vector interleaves";
+  let description = [{
+    On buffers: each `linalg.transpose` with permutation [0, 3, 1, 4, 2] from
+    `[b][k/2][2][n/64][64]` to `[b][n/64][k/2][64][2]` with 16-bit elements
+    (pack_cpu.mlir's VNNI pack of a batched product's rhs: attention's k^T
+    and v on AMX hosts, packed on every call) becomes loops over
+    (b, n/64, k/2) that load the two k rows of 64 columns, interleave them
+    (`vector.interleave`) and store 128 contiguous elements. The
+    elementwise schedule leaves these transposes alone: vectorized as a
+    transpose they were one element per cycle (0.43 ms a call for BERT-base's
+    twelve k^T packs).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];
+}
+
 def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
   let summary = "Write the schedule's AMX-marked VNNI matmul tiles as AMX tile code";
   let description = [{
@@ -468,6 +485,11 @@ def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "
         operand is truncated to that type first (a separate elementwise op;
         on a weight that is weight-only work, hoisted into @main_prepack by
         cuvil-split-prepack).
+    With `batched-contractions`, the batched contractions that
+    cuvil-lower-to-linalg writes as linalg.generic (loops [b, m, k, n] or
+    [b, m, n, k]: attention's q.k^T and p.v, whose operands are activations)
+    are narrowed the same way; the pipeline sets it where a bf16 kernel
+    takes them (AMX), elsewhere they would only pay the conversions.
     Both operands must end up with the same narrow type, else the op is left
     as it is. The accumulator, and every op that is not a contraction
     (softmax, norms, reductions, GELU), stays f32.
@@ -475,6 +497,9 @@ def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "
   let options = [
     Option<"elementType", "element-type", "std::string", /*default=*/"\"\"",
            "bf16 | f16: truncate f32 contraction operands to it; empty: only fold existing extensions">,
+    Option<"batchedContractions", "batched-contractions", "bool", /*default=*/"false",
+           "with element-type: also the batched linalg.generic contractions (attention's q.k^T and "
+           "p.v; set where a bf16 kernel takes them, AMX)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];

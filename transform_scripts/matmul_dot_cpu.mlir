@@ -242,6 +242,73 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The batched VNNI contraction of pack_cpu's @cuvil_pack_bf16_bmms
+  // (attention's products on AMX-BF16 hosts): rank 6, loops
+  // [b, m, n/64, k/2, 64, 2], bf16 x bf16 -> f32.
+  transform.named_sequence @cuvil_match_vnni_bmm(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %six = transform.param.constant 6 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %six : !transform.param<i64>
+      %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
+      transform.match.structured.dim %s[3, 5] {reduction} : !transform.any_op
+      transform.match.structured.dim %s[0, 1, 2, 4] {parallel} : !transform.any_op
+      %j = transform.match.structured.dim %s[4] : (!transform.any_op) -> !transform.param<i64>
+      %v = transform.match.structured.dim %s[5] : (!transform.any_op) -> !transform.param<i64>
+      %c64 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %j, %c64 : !transform.param<i64>
+      transform.match.param.cmpi eq %v, %two : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
+      %b = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_value
+      %c = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
+      %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
+      %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
+      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %c16 : !transform.param<i64>
+      transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // One batch x AMX_TNP panels x AMX_TM rows per forall tile (BERT-base's
+  // 12 heads x 2 row blocks: 24 tiles), loops interchanged to
+  // [b, n/64, m, 64, k/2, 2]: cuvil-amx-matmul's order with the batch first,
+  // which it drops (a tile holds one batch).
+  transform.named_sequence @cuvil_amx_bmm_cpu(%op: !transform.any_op {transform.consumed},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly}) {
+    %i = transform.structured.interchange %op iterator_interchange = [0, 2, 1, 4, 3, 5]
+      : (!transform.any_op) -> !transform.any_op
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%one, %tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+     -> (!transform.any_op, !transform.any_op)
+    transform.sequence %forall : !transform.any_op failures(suppress) {
+    ^bb0(%fa: !transform.any_op):
+      %init = transform.get_producer_of_operand %fa[0] : (!transform.any_op) -> !transform.any_op
+      transform.foreach %init : !transform.any_op {
+      ^bb1(%f: !transform.any_op):
+        transform.match.operation_name %f ["linalg.fill"] : !transform.any_op
+        %ff, %fa2 = transform.structured.fuse_into_containing_op %f into %fa
+          : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+        %ffr, %fl0, %fl1, %fl2 = transform.structured.tile_using_for %ff tile_sizes [1, 1, 1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.structured.vectorize %ffr vector_sizes [1, 1, 1, 64] : !transform.any_op
+      }
+    }
+    transform.annotate %t0 "cuvil.amx" : !transform.any_op
+    transform.yield
+  }
+
   // Entry points on AMX hosts, before @__transform_main (which then finds
   // only the VNNI matmuls of the other type): bf16 on AMX-BF16, int8 on
   // AMX-INT8.
@@ -260,6 +327,12 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %mms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    %bmms = transform.collect_matching @cuvil_match_vnni_bmm in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmms : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_amx_bmm_cpu failures(propagate) (%m, %tnp, %tm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }
     transform.yield

@@ -194,6 +194,109 @@ module attributes {transform.with_named_sequence} {
     %p2, %pb2, %un = transform.structured.pack_transpose %pb with_compute_op(%p) outer_perm = [1, 0]
       : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">)
      -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    transform.include @cuvil_lower_vnni_packs failures(propagate) (%p2, %pb2)
+      : (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">) -> ()
+    transform.yield
+  }
+
+  // --- bf16 batched products on AMX hosts -----------------------------------
+  // Attention's q.k^T and p.v after cuvil-narrow-contraction-operands{
+  // batched-contractions} (set on AMX-BF16 hosts): a rank-4 linalg.generic,
+  // loops [b, m, k, n] (cuvil-lower-to-linalg's batched cuvil.matmul) or
+  // [b, m, n, k], bf16 x bf16 -> f32. Packed per batch as the matmuls are:
+  //   C[b][m][n/64][64] += A[b][m][k/2][2] * Bv[b][n/64][k/2][64][2]
+  // (loops [b, m, n/64, k/2, 64, 2]), which matmul_dot_cpu's @cuvil_amx_bf16
+  // tiles one batch at a time for cuvil-amx-matmul. B is an activation here
+  // (k^T, v), so its pack (a transpose of 32-bit k pairs for k^T, an
+  // interleave of row pairs for v: 16 KB per head for BERT) runs on every
+  // call, in main; A's is an expand_shape (k even), C's a reshape.
+  transform.named_sequence @cuvil_match_bf16_bmm(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %four : !transform.param<i64>
+      %b, %m, %n, %k = transform.match.structured.classify_contraction_dims %s
+        : (!transform.any_op) -> (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      %zero = transform.param.constant 0 : i64 -> !transform.param<i64>
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %b, %zero : !transform.param<i64>
+      transform.match.param.cmpi eq %m, %one : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.mulf", "arith.addf"]} : !transform.any_op
+      transform.match.structured.yield
+    }
+    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // Loops [b, m, k, n] (k is loop 2): interchanged to [b, m, n, k] first.
+  transform.named_sequence @cuvil_match_bf16_bmkn(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_bf16_bmm failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[2] {reduction} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_match_bf16_bmnk(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_bf16_bmm failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[3] {reduction} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // One [b, m, n, k] product: packed_sizes [0, 0, 64, 2] packs B along n by
+  // 64 and k by 2 (k pair innermost), C along n, A along k; pack_transpose
+  // puts B's panel index after the batch ([b][n/64][k/2][64][2]).
+  transform.named_sequence @cuvil_pack_bmm_vnni(%op: !transform.any_op {transform.consumed}) {
+    %p = transform.structured.pack %op packed_sizes = [0, 0, 64, 2] : (!transform.any_op) -> !transform.op<"linalg.generic">
+    %pb = transform.get_producer_of_operand %p[1] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
+    %p2, %pb2, %un = transform.structured.pack_transpose %pb with_compute_op(%p) outer_perm = [0, 2, 1]
+      : (!transform.op<"linalg.pack">, !transform.op<"linalg.generic">)
+     -> (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">, !transform.any_op)
+    transform.include @cuvil_lower_vnni_packs failures(propagate) (%p2, %pb2)
+      : (!transform.op<"linalg.generic">, !transform.op<"linalg.pack">) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_bf16_bmms(%root: !transform.any_op {transform.readonly}) {
+    %bmkn = transform.collect_matching @cuvil_match_bf16_bmkn in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmkn : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.sequence %op : !transform.any_op failures(suppress) {
+      ^bb1(%o: !transform.any_op):
+        %i = transform.structured.interchange %o iterator_interchange = [0, 1, 3, 2]
+          : (!transform.any_op) -> !transform.any_op
+        transform.include @cuvil_pack_bmm_vnni failures(propagate) (%i) : (!transform.any_op) -> ()
+      }
+    }
+    %bmnk = transform.collect_matching @cuvil_match_bf16_bmnk in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %bmnk : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.sequence %op : !transform.any_op failures(suppress) {
+      ^bb1(%o: !transform.any_op):
+        transform.include @cuvil_pack_bmm_vnni failures(propagate) (%o) : (!transform.any_op) -> ()
+      }
+    }
+    transform.yield
+  }
+
+  // The packs around a packed contraction `p2` (B's already transposed to
+  // panels, `pb2`) lowered to pads, reshapes and transposes.
+  transform.named_sequence @cuvil_lower_vnni_packs(%p2: !transform.op<"linalg.generic"> {transform.readonly},
+      %pb2: !transform.op<"linalg.pack"> {transform.consumed}) {
     %pa = transform.get_producer_of_operand %p2[0] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
     %pc = transform.get_producer_of_operand %p2[2] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.pack">
     %uc = transform.get_consumers_of_result %p2[0] : (!transform.op<"linalg.generic">) -> !transform.op<"linalg.unpack">
@@ -262,6 +365,19 @@ module attributes {transform.with_named_sequence} {
     transform.include @cuvil_pack_bf16_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_int8_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // AMX-BF16 hosts: attention's bf16 products packed too (see above).
+  transform.named_sequence @cuvil_pack_matmul_rhs_amx_bf16(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_bmms failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.include @cuvil_pack_matmul_rhs_bf16_vnni failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @cuvil_pack_matmul_rhs_amx_bf16_int8(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_bmms failures(propagate) (%root) : (!transform.any_op) -> ()
+    transform.include @cuvil_pack_matmul_rhs_bf16_int8_vnni failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.yield
   }
 

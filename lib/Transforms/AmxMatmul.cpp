@@ -92,23 +92,48 @@ bool extendsUnsigned(Block &body, unsigned argIndex) {
   return false;
 }
 
-FailureOr<AmxContraction> match(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 5)
-    return failure();
+/// Whether `op` has the loops [p, m, 64, k/v, v] of the schedule's
+/// interchange, or (`batched`) [b, p, m, 64, k/v, v]: a batched contraction
+/// (attention's products) whose forall tile holds one batch.
+bool hasVnniMaps(linalg::GenericOp op, bool batched) {
   MLIRContext *ctx = op.getContext();
-  AffineExpr d0, d1, d2, d3, d4;
-  bindDims(ctx, d0, d1, d2, d3, d4);
-  // Loops [p, m, 64, k/v, v] (the schedule's interchange).
-  SmallVector<AffineMap> expected = {AffineMap::get(5, 0, {d1, d3, d4}, ctx),
-                                     AffineMap::get(5, 0, {d0, d3, d2, d4}, ctx),
-                                     AffineMap::get(5, 0, {d1, d0, d2}, ctx)};
-  if (op.getIndexingMapsArray() != expected)
+  unsigned n = batched ? 6 : 5, first = batched ? 1 : 0;
+  if (op.getNumLoops() != n)
+    return false;
+  auto d = [&](unsigned i) { return getAffineDimExpr(first + i, ctx); };
+  SmallVector<AffineExpr> a = {d(1), d(3), d(4)}, b = {d(0), d(3), d(2), d(4)}, c = {d(1), d(0), d(2)};
+  if (batched)
+    for (SmallVector<AffineExpr> *operand : {&a, &b, &c})
+      operand->insert(operand->begin(), getAffineDimExpr(0, ctx));
+  SmallVector<AffineMap> expected = {AffineMap::get(n, 0, a, ctx), AffineMap::get(n, 0, b, ctx),
+                                     AffineMap::get(n, 0, c, ctx)};
+  return op.getIndexingMapsArray() == expected;
+}
+
+/// A batched tile's operand without its unit batch dimension.
+Value dropUnitBatch(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  return memref::createCanonicalRankReducingSubViewOp(b, loc, memref, type.getShape().drop_front());
+}
+
+FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return failure();
+  bool batched = hasVnniMaps(op, /*batched=*/true);
+  if (!batched && !hasVnniMaps(op, /*batched=*/false))
     return failure();
   AmxContraction mm;
   mm.a = op.getDpsInputOperand(0)->get();
   mm.b = op.getDpsInputOperand(1)->get();
   mm.c = op.getDpsInitOperand(0)->get();
+  if (batched) {
+    for (Value v : {mm.a, mm.b, mm.c})
+      if (cast<MemRefType>(v.getType()).getDimSize(0) != 1)
+        return failure();
+    mm.a = dropUnitBatch(builder, op.getLoc(), mm.a);
+    mm.b = dropUnitBatch(builder, op.getLoc(), mm.b);
+    mm.c = dropUnitBatch(builder, op.getLoc(), mm.c);
+  }
   auto aType = cast<MemRefType>(mm.a.getType());
   auto bType = cast<MemRefType>(mm.b.getType());
   auto cType = cast<MemRefType>(mm.c.getType());
@@ -483,16 +508,16 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
         marked.push_back(op);
     });
     for (linalg::GenericOp op : marked) {
-      FailureOr<AmxContraction> mm = match(op);
+      OpBuilder b(op);
+      FailureOr<AmxContraction> mm = match(b, op);
       if (failed(mm)) {
         // The schedule marks only the VNNI contractions it tiled; anything
         // else (a dynamic K) is left to the loops and said so.
         op->emitRemark("cuvil-amx-matmul: not a static-K VNNI-packed contraction on "
-                       "buffers; left to scalar loops");
+                       "buffers (batched: one batch per tile); left to scalar loops");
         op->removeAttr(kAmxMarker);
         continue;
       }
-      OpBuilder b(op);
       AmxEmitter(b, op.getLoc(), *mm, prefetchGroups, interleaveLoads).emit();
       op.erase();
     }

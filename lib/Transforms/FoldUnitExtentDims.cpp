@@ -26,22 +26,32 @@ using namespace mlir;
 namespace {
 
 /// Loops [m, n/64, k/v, 64, v] (parallel, parallel, reduction, parallel,
-/// reduction), v = 2 (bf16 pairs) or 4 (int8 quads), two inputs.
+/// reduction), v = 2 (bf16 pairs) or 4 (int8 quads), two inputs; or the
+/// batched form [b, m, n/64, k/v, 64, v] (attention's products on AMX
+/// hosts), whose batch loop is kept too (a single head is still the rank-6
+/// op that matmul_dot_cpu.mlir schedules).
 bool isVnniContraction(linalg::GenericOp g) {
   using utils::IteratorType;
-  if (g.getNumLoops() != 5 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+  unsigned n = g.getNumLoops();
+  if ((n != 5 && n != 6) || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
     return false;
+  unsigned first = n - 5;   // the batch loop, if any, is loop 0
   SmallVector<IteratorType> it = g.getIteratorTypesArray();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
   MLIRContext *ctx = g.getContext();
-  AffineExpr m, np, kv, j, v;
-  bindDims(ctx, m, np, kv, j, v);
+  auto d = [&](unsigned i) { return getAffineDimExpr(first + i, ctx); };
+  AffineExpr m = d(0), np = d(1), kv = d(2), j = d(3), v = d(4);
+  SmallVector<AffineExpr> a = {m, kv, v}, b = {np, kv, j, v}, c = {m, np, j};
+  if (first)
+    for (SmallVector<AffineExpr> *operand : {&a, &b, &c})
+      operand->insert(operand->begin(), getAffineDimExpr(0, ctx));
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  return it[0] == IteratorType::parallel && it[1] == IteratorType::parallel &&
-         it[2] == IteratorType::reduction && it[3] == IteratorType::parallel &&
-         it[4] == IteratorType::reduction && ranges[3] == 64 && (ranges[4] == 2 || ranges[4] == 4) &&
-         maps[0] == AffineMap::get(5, 0, {m, kv, v}, ctx) && maps[1] == AffineMap::get(5, 0, {np, kv, j, v}, ctx) &&
-         maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx);
+  return (!first || it[0] == IteratorType::parallel) && it[first] == IteratorType::parallel &&
+         it[first + 1] == IteratorType::parallel && it[first + 2] == IteratorType::reduction &&
+         it[first + 3] == IteratorType::parallel && it[first + 4] == IteratorType::reduction &&
+         ranges[first + 3] == 64 && (ranges[first + 4] == 2 || ranges[first + 4] == 4) &&
+         maps[0] == AffineMap::get(n, 0, a, ctx) && maps[1] == AffineMap::get(n, 0, b, ctx) &&
+         maps[2] == AffineMap::get(n, 0, c, ctx);
 }
 
 /// Loops [m, n/64, k, 64] (parallel, parallel, reduction, parallel), two

@@ -218,6 +218,19 @@ void retypeInputs(linalg::LinalgOp op, ArrayRef<Value> inputs) {
   }
 }
 
+/// A batched float contraction with one batch, one m, one n and one k loop
+/// (cuvil.matmul's batched form: attention's q.k^T, p.v), mulf + addf.
+bool isBatchedFloatContraction(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims = linalg::inferContractionDims(op);
+  if (failed(dims) || dims->batch.size() != 1 || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || op.getNumLoops() != 4)
+    return false;
+  Block &body = *op.getBlock();
+  return llvm::any_of(body, [](Operation &o) { return isa<arith::MulFOp>(o); }) &&
+         llvm::all_of(op.getDpsInputOperands(),
+                      [](OpOperand *in) { return getElementTypeOrSelf(in->get().getType()).isF32(); });
+}
+
 struct CuvilNarrowContractionOperandsPass
     : cuvil::impl::CuvilNarrowContractionOperandsBase<CuvilNarrowContractionOperandsPass> {
   using Base::Base;
@@ -247,8 +260,12 @@ struct CuvilNarrowContractionOperandsPass
     });
     for (linalg::LinalgOp op : contractions)
       narrow(op, target);
-    for (linalg::LinalgOp op : batched)
-      narrowIntegerWeights(op);
+    for (linalg::LinalgOp op : batched) {
+      if (batchedContractions && target && isBatchedFloatContraction(op))
+        narrow(op, target);
+      else
+        narrowIntegerWeights(op);
+    }
   }
 
   void narrow(linalg::LinalgOp op, Type target) {

@@ -274,7 +274,7 @@ def _digest(text: str) -> str:
 # -- the passes ----------------------------------------------------------------
 
 def raise_passes(pack_script: Path, narrow_type: str = "",
-                 pack_entry: str = "cuvil_pack_matmul_rhs") -> Tuple[str, ...]:
+                 pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
@@ -296,7 +296,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     elementwise ops and pads after them (the NHWC -> NCHW transpose of one conv
     cancels against the next conv's NCHW -> NHWC one). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
-    ("bf16", "f16": precision=) asks; they accumulate in f32. pack_cpu.mlir packs the rhs of each large matmul into
+    ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
+    products too where `narrow_batched`: AMX-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
     64-column panels before cuvil-split-prepack, so that packing a weight runs
     once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
     matmuls of a host with those dot products; int8 ones then read an
@@ -319,7 +320,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv,cuvil-propagate-channels-last)",
             "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
-            + (f"{{element-type={narrow_type}}}" if narrow_type else "") + ")", "canonicalize", "cse",
+            + (f"{{element-type={narrow_type}" + (" batched-contractions" if narrow_batched else "") + "}"
+               if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
             "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
@@ -416,9 +418,10 @@ TO_LLVM = (
 )
 
 
-#: The AMX schedule's marked tiles -> tile code (a no-op without them): on
+#: The AMX schedule's marked tiles -> tile code, and the per-call VNNI packs of
+#: their batched products' rhs -> vector interleaves (no-ops without them): on
 #: buffers, before the linalg ops left become loops.
-AMX = ("func.func(cuvil-amx-matmul)",)
+AMX = ("func.func(cuvil-vnni-interleave,cuvil-amx-matmul)",)
 
 
 def lower_passes(num_threads: int = 1, profile: bool = False) -> Tuple[str, ...]:
@@ -513,7 +516,9 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
     pack = script_path("pack_cpu")
     scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
     return Pipeline(steps=(
-        PassPipeline("raise", "cuvil", raise_passes(pack, PRECISIONS[precision], scheduling.pack_entry(target)),
+        PassPipeline("raise", "cuvil", raise_passes(
+            pack, PRECISIONS[precision], scheduling.pack_entry(target),
+            scheduling.batched_bf16_contractions(target, PRECISIONS[precision])),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
@@ -564,7 +569,12 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "`schedule` runs "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.AMX_BF16_SCHEDULE + scheduling.AMX_INT8_SCHEDULE)
              + " first: their matmul tiles are marked `cuvil.amx`, and `cuvil-amx-matmul` in `lower` "
-             "writes them as AMX tile code; the runtime library asks Linux for the tile state when it loads.\n",
+             "writes them as AMX tile code; the runtime library asks Linux for the tile state when it loads. "
+             "On AMX-BF16 hosts `raise` runs "
+             + " or ".join(f"`{e}`" for e in scheduling.AMX_BF16_PACK_ENTRIES.values())
+             + " (without / with int8 dot products), which also packs attention's batched products, and with "
+             "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "
+             "those products run on the tiles too.\n",
              "### with profile=True\n",
              "`" + "`, `".join(PROFILE) + "` right after the bufferization passes; `-DCUVIL_PROFILE` at link.\n",
              MARKDOWN_END]

@@ -22,7 +22,9 @@ vdpbf16ps (AVX512-BF16, x86vector), int8 x int8 -> int32 as vpdpbusd
 multiplies). On hosts with AMX, the matmul_dot_cpu entries @cuvil_amx_bf16 /
 @cuvil_amx_int8 take those of AMX's types before: forall tiles marked for
 cuvil-amx-matmul, which writes them as AMX tile code after bufferization
-(tdpbf16ps, tdpbusd on the same panels). Elsewhere the fp32 kernels take bf16 operands (converted to f32,
+(tdpbf16ps, tdpbusd on the same panels). With precision="bf16" on AMX-BF16
+hosts, attention's batched products are narrowed, packed per batch and
+tiled for the AMX tiles too. Elsewhere the fp32 kernels take bf16 operands (converted to f32,
 FMAs) and int8 ones sign-extended to i32 (multiplies and adds).
 """
 from typing import FrozenSet, Tuple
@@ -50,6 +52,11 @@ PACK_ENTRIES = {(False, False): PACK_ENTRY,
                 (True, False): "cuvil_pack_matmul_rhs_bf16_vnni",
                 (False, True): "cuvil_pack_matmul_rhs_int8_vnni",
                 (True, True): "cuvil_pack_matmul_rhs_bf16_int8_vnni"}
+#: On AMX-BF16 hosts: the same, and attention's bf16 batched products (the
+#: raise step narrows them there, batched_bf16_contractions) packed per
+#: batch for the AMX tiles: int8 dot -> entry.
+AMX_BF16_PACK_ENTRIES = {False: "cuvil_pack_matmul_rhs_amx_bf16",
+                         True: "cuvil_pack_matmul_rhs_amx_bf16_int8"}
 
 
 def amx_bf16(features: FrozenSet[str]) -> bool:
@@ -82,8 +89,17 @@ def default_schedule(features: FrozenSet[str]) -> Tuple[Tuple[str, str], ...]:
 def pack_entry(features: FrozenSet[str]) -> str:
     """The raise step's packing: VNNI panels for the types a dot-product or
     AMX kernel takes (both read the same panels)."""
-    return PACK_ENTRIES[bf16_dot_product(features) or amx_bf16(features),
-                        int8_dot_product(features) or amx_int8(features)]
+    int8 = int8_dot_product(features) or amx_int8(features)
+    if amx_bf16(features):
+        return AMX_BF16_PACK_ENTRIES[int8]
+    return PACK_ENTRIES[bf16_dot_product(features), int8]
+
+
+def batched_bf16_contractions(features: FrozenSet[str], narrow_type: str) -> bool:
+    """Whether precision="bf16" narrows attention's batched products too:
+    where AMX tiles take them (matmul_dot_cpu's @cuvil_amx_bf16). Elsewhere
+    the FMA kernel would only add the conversions, so they stay f32."""
+    return narrow_type == "bf16" and amx_bf16(features)
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):

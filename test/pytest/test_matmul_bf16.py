@@ -161,3 +161,66 @@ def test_dot_leaves_fallback_matmuls():
 def test_amx(m, k, n):
     scheduled, llvm_ir = check_linear(m, k, n, AMX)
     assert "cuvil.amx" in scheduled and "llvm.x86.tdpbf16ps.internal" in llvm_ir
+
+
+AMX_BATCHED = ("cuvil_pack_matmul_rhs_amx_bf16",) + AMX[1:]
+
+
+def batched_generic(b, m, k, n, loops):
+    """C[b] = A[b] @ B[b] as cuvil-lower-to-linalg's batched linalg.generic
+    (loops [b, m, k, n], or [b, m, n, k]) after
+    cuvil-narrow-contraction-operands{batched-contractions}: bf16 operands
+    extended in the body, an f32 accumulator."""
+    if loops == "bmkn":
+        maps = "(d0, d1, d2, d3) -> (d0, d1, d2)", "(d0, d1, d2, d3) -> (d0, d2, d3)", "(d0, d1, d2, d3) -> (d0, d1, d3)"
+        iterators = '"parallel", "parallel", "reduction", "parallel"'
+    else:
+        maps = "(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"
+        iterators = '"parallel", "parallel", "parallel", "reduction"'
+    a, bt, c = f"tensor<{b}x{m}x{k}xbf16>", f"tensor<{b}x{k}x{n}xbf16>", f"tensor<{b}x{m}x{n}xf32>"
+    return f"""func.func @bmm(%a: {a}, %b: {bt}) -> {c} {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : {c}
+  %f = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}
+  %r = linalg.generic {{indexing_maps = [affine_map<{maps[0]}>, affine_map<{maps[1]}>, affine_map<{maps[2]}>],
+                       iterator_types = [{iterators}]}} ins(%a, %b : {a}, {bt}) outs(%f : {c}) {{
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }} -> {c}
+  return %r : {c}
+}}"""
+
+
+def check_batched(b, m, k, n, loops, path):
+    fns, scheduled, llvm_ir = compile_matmuls(batched_generic(b, m, k, n, loops), path)
+    torch.manual_seed(b + m * 7 + k * 3 + n)
+    x, y = torch.randn(b, m, k).bfloat16(), torch.randn(b, k, n).bfloat16()
+    (got,) = fns["bmm"](bits(x), bits(y))
+    want = (x.float() @ y.float()).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * float(np.abs(want).max()))
+    return scheduled, llvm_ir
+
+
+# Attention's products on AMX hosts (precision="bf16"): BERT-base's q.k^T
+# (12x128x64 @ 12x64x128: two panels, two K steps) and p.v (one panel, K =
+# 128); odd shapes: rows % 16 (37), a padded panel (70), an odd K (33: a
+# zero k row in A's and B's packs), one batch. Each rhs is packed per call
+# by cuvil-vnni-interleave.
+@needs_amx
+@pytest.mark.parametrize("b,m,k,n,loops", [(12, 128, 64, 128, "bmkn"), (12, 128, 128, 64, "bmkn"),
+                                           (3, 37, 33, 70, "bmkn"), (1, 48, 64, 200, "bmnk")])
+def test_amx_batched(b, m, k, n, loops):
+    scheduled, llvm_ir = check_batched(b, m, k, n, loops, AMX_BATCHED)
+    assert "cuvil.amx" in scheduled and "llvm.x86.tdpbf16ps.internal" in llvm_ir
+    assert "shufflevector <64 x bfloat>" in llvm_ir   # the rhs's pack: cuvil-vnni-interleave
+
+
+# The same generics elsewhere (no batched packing): batch_matmul_cpu's FMA kernel.
+@pytest.mark.parametrize("b,m,k,n,loops", [(3, 37, 33, 70, "bmkn"), (2, 16, 64, 128, "bmnk")])
+def test_fallback_batched_generic(b, m, k, n, loops):
+    scheduled, _ = check_batched(b, m, k, n, loops, FALLBACK)
+    assert "vector.fma" in scheduled and "cuvil.amx" not in scheduled

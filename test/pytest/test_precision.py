@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import cuvil
-from cuvil import cpu_features
+from cuvil import cpu_features, scheduling
 from cuvil.compiler import CompiledModule
 from models import CNN, MLP, SMALL_BERT, SMALL_GPT2, SMALL_MLP, BasicBlock, LastHidden, bert, gpt2, randomize_bn
 
@@ -116,6 +116,30 @@ def test_precision_truncates_operands_not_accumulators():
     # The weights are truncated once, in main_prepack.
     prepack = raised[raised.index("func.func @main_prepack"):]
     assert "arith.truncf" in prepack
+
+
+# Loops of a batched VNNI contraction [b, m, n/64, k/2, 64, 2] in the raised IR.
+BATCHED_VNNI = '"parallel", "parallel", "parallel", "reduction", "parallel", "reduction"'
+
+
+@pytest.mark.parametrize("features", ["", "-amx"], ids=["host", "no-amx"])
+def test_attention_products_take_bf16_where_amx_runs_them(features, monkeypatch):
+    """precision="bf16" narrows attention's q.k^T and p.v too where AMX tiles
+    take them (packed per call); elsewhere they stay f32 products."""
+    amx = scheduling.amx_bf16(cpu_features.features(features))
+    if features == "" and not amx:
+        pytest.skip("host CPU has no AMX-BF16: the batched products stay f32 here (the no-amx case)")
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
+    model32, make = MODELS["bert"]
+    torch.manual_seed(4)
+    x = make()
+    fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
+    raised = fast.stage_ir("cuvil")
+    assert (BATCHED_VNNI in raised) == amx
+    with torch.no_grad():
+        ref = model32(x)
+    rel = _max_error(fast(x), ref) / float(ref.abs().max())
+    assert 1e-5 < rel <= 0.03, rel
 
 
 def test_precision_is_part_of_the_cache_key(tmp_path):

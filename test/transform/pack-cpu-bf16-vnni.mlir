@@ -2,6 +2,8 @@
 // RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_bf16_vnni | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
 // RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_bf16_vnni --cuvil-split-prepack | FileCheck %s --check-prefix=PREPACK
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_amx_bf16 -canonicalize | FileCheck %s --check-prefix=AMX
 
 // bf16 x @ W^T: A only reshaped to k pairs (K even), W^T repacked into VNNI
 // panels [48][384][64][2] (weight-only: main_prepack), C reshaped as for fp32.
@@ -63,4 +65,54 @@ func.func @others(%x: tensor<64x256xf32>, %w: tensor<256x512xf32>, %a: tensor<8x
   %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x512xf32>) -> tensor<8x512xf32>
   %s = linalg.matmul ins(%a, %b : tensor<8x64xbf16>, tensor<64x512xbf16>) outs(%f2 : tensor<8x512xf32>) -> tensor<8x512xf32>
   return %r, %s : tensor<64x512xf32>, tensor<8x512xf32>
+}
+
+// -----
+
+// AMX-BF16 hosts (@cuvil_pack_matmul_rhs_amx_bf16): attention's bf16 products,
+// loops [b, m, k, n] (q.k^T) and [b, m, n, k] (p.v), packed per batch:
+// A's k pairs by an expand_shape, B into [b][n/64][k/2][64][2] by the pair
+// transpose cuvil-vnni-interleave writes, C along n by reshapes only.
+// AMX-LABEL: func.func @attention_products
+// AMX:         %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [12, 128, 32, 2]
+// AMX:         %[[BK:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2], [3, 4]] output_shape [12, 32, 2, 2, 64]
+// AMX:         %[[B:.*]] = linalg.transpose ins(%[[BK]] : tensor<12x32x2x2x64xbf16>) outs(%{{.*}} : tensor<12x2x32x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+// AMX:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]} ins(%[[A]], %[[B]] : tensor<12x128x32x2xbf16>, tensor<12x2x32x64x2xbf16>) outs(%{{.*}} : tensor<12x128x2x64xf32>)
+// AMX:         linalg.transpose ins(%{{.*}} : tensor<12x64x2x1x64xbf16>) outs(%{{.*}} : tensor<12x1x64x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+// AMX:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12x128x64x2xbf16>, tensor<12x1x64x64x2xbf16>) outs(%{{.*}} : tensor<12x128x1x64xf32>)
+// Without AMX the products keep their form (batch_matmul_cpu's kernel).
+// CHECK-LABEL: func.func @attention_products
+// CHECK-NOT:     linalg.transpose
+func.func @attention_products(%q: tensor<12x128x64xbf16>, %kt: tensor<12x64x128xbf16>, %p: tensor<12x128x128xbf16>, %v: tensor<12x128x64xbf16>)
+    -> (tensor<12x128x128xf32>, tensor<12x128x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x128x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<12x128x128xf32>) -> tensor<12x128x128xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : tensor<12x128x64xbf16>, tensor<12x64x128xbf16>) outs(%f : tensor<12x128x128xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xf, %yf : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<12x128x128xf32>
+  %e2 = tensor.empty() : tensor<12x128x64xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<12x128x64xf32>) -> tensor<12x128x64xf32>
+  %o = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%p, %v : tensor<12x128x128xbf16>, tensor<12x128x64xbf16>) outs(%f2 : tensor<12x128x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %m = arith.mulf %xf, %yf : f32
+    %a = arith.addf %acc, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<12x128x64xf32>
+  return %s, %o : tensor<12x128x128xf32>, tensor<12x128x64xf32>
 }

@@ -155,3 +155,65 @@ func.func @dynamic_k(%A: memref<64x?x2xbf16>, %B: memref<4x?x64x2xbf16>, %C: mem
   }
   return
 }
+
+// -----
+
+#a6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d4, d5)>
+#b6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3, d5)>
+#c6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d1, d3)>
+
+// A batched product's forall tile (attention's q.k^T on AMX hosts: loops
+// [b, p, m, 64, k/2, 2], one batch): the unit batch dimension is dropped by
+// rank-reducing subviews, then the same tile code as a matmul's.
+// CHECK-LABEL: func.func @one_batch
+// CHECK-DAG:     %[[A:.*]] = memref.subview %arg0[0, 0, 0, 0] [1, 64, 32, 2] [1, 1, 1, 1] {{.*}} to memref<64x32x2xbf16, strided<[64, 2, 1], offset: ?>>
+// CHECK-DAG:     %[[B:.*]] = memref.subview %arg1[0, 0, 0, 0, 0] [1, 2, 32, 64, 2] [1, 1, 1, 1, 1] {{.*}} to memref<2x32x64x2xbf16, strided<[4096, 128, 2, 1], offset: ?>>
+// CHECK-DAG:     %[[C:.*]] = memref.subview %arg2[0, 0, 0, 0] [1, 64, 2, 64] [1, 1, 1, 1] {{.*}} to memref<64x2x64xf32, strided<[128, 64, 1], offset: ?>>
+// CHECK-NOT:     linalg.generic
+// CHECK:         amx.tile_load %[[C]]
+// CHECK:         amx.tile_load %{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:         amx.tile_load %[[B]]
+// CHECK:         amx.tile_mulf
+// CHECK:         amx.tile_store %[[C]]
+func.func @one_batch(%A: memref<1x64x32x2xbf16, strided<[8192, 64, 2, 1], offset: ?>>,
+                     %B: memref<1x2x32x64x2xbf16, strided<[8192, 4096, 128, 2, 1], offset: ?>>,
+                     %C: memref<1x64x2x64xf32, strided<[16384, 128, 64, 1], offset: ?>>) {
+  linalg.generic {indexing_maps = [#a6, #b6, #c6],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<1x64x32x2xbf16, strided<[8192, 64, 2, 1], offset: ?>>,
+                   memref<1x2x32x64x2xbf16, strided<[8192, 4096, 128, 2, 1], offset: ?>>)
+      outs(%C : memref<1x64x2x64xf32, strided<[16384, 128, 64, 1], offset: ?>>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d4, d5)>
+#b6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d3, d5)>
+#c6 = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d1, d3)>
+
+// Two batches in one marked op (not a forall tile of the schedule): left as is.
+// CHECK-LABEL: func.func @two_batches
+// CHECK:         linalg.generic
+// CHECK-NOT:     amx.tile_load
+func.func @two_batches(%A: memref<2x64x32x2xbf16>, %B: memref<2x2x32x64x2xbf16>, %C: memref<2x64x2x64xf32>) {
+  // expected-remark @below {{one batch per tile}}
+  linalg.generic {indexing_maps = [#a6, #b6, #c6],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<2x64x32x2xbf16>, memref<2x2x32x64x2xbf16>) outs(%C : memref<2x64x2x64xf32>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

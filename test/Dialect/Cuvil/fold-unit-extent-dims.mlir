@@ -35,6 +35,32 @@ func.func @one_panel(%a: tensor<64x144x4xi8>, %b: tensor<1x144x64x4xi8>, %c: ten
 
 // -----
 
+// The batched form (attention's p.v on AMX hosts, one head of 64 columns):
+// its panel loop stays, and so does the batch loop of a single head (the
+// AMX schedule matches rank 6).
+#blhs = affine_map<(b, m, np, kq, j, v) -> (b, m, kq, v)>
+#brhs = affine_map<(b, m, np, kq, j, v) -> (b, np, kq, j, v)>
+#bout = affine_map<(b, m, np, kq, j, v) -> (b, m, np, j)>
+// CHECK-LABEL: func.func @batched_one_panel
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]
+// CHECK-SAME:        ins(%{{.*}}, %{{.*}} : tensor<1x128x64x2xbf16>, tensor<1x1x64x64x2xbf16>) outs(%{{.*}} : tensor<1x128x1x64xf32>)
+func.func @batched_one_panel(%a: tensor<1x128x64x2xbf16>, %b: tensor<1x1x64x64x2xbf16>, %c: tensor<1x128x1x64xf32>)
+    -> tensor<1x128x1x64xf32> {
+  %r = linalg.generic {indexing_maps = [#blhs, #brhs, #bout],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<1x128x64x2xbf16>, tensor<1x1x64x64x2xbf16>) outs(%c : tensor<1x128x1x64xf32>) {
+  ^bb0(%x: bf16, %w: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %wf = arith.extf %w : bf16 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x128x1x64xf32>
+  return %r : tensor<1x128x1x64xf32>
+}
+
+// -----
+
 // pack_cpu.mlir's plain panels for a decode step's M = 1 matmul keep their
 // four loops (matmul_cpu.mlir schedules the rank-4 op; without its m loop it
 // would stay scalar loops).

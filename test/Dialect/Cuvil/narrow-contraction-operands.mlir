@@ -1,6 +1,7 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands,canonicalize))" | FileCheck %s --check-prefix=FOLD
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands{element-type=bf16},canonicalize))" | FileCheck %s --check-prefix=BF16
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands{element-type=f16},canonicalize))" | FileCheck %s --check-prefix=F16
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-narrow-contraction-operands{element-type=bf16 batched-contractions},canonicalize))" | FileCheck %s --check-prefix=BATCHED
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
@@ -294,4 +295,45 @@ func.func @truncated_in_producer_through_reshape(%x: tensor<1x8x16xf32>, %w: ten
   %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<8x32xf32>) -> tensor<8x32xf32>
   %r = linalg.matmul ins(%c2, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%c : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %r : tensor<8x32xf32>
+}
+
+// -----
+
+// Attention's q.k^T as cuvil-lower-to-linalg writes it (loops [b, m, k, n]):
+// narrowed only with batched-contractions (AMX hosts, whose tiles take it);
+// the truncation goes into the scaling op that produces q.
+// BF16-LABEL: func.func @batched_product
+// BF16:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x16xf32>, tensor<2x16x8xf32>)
+// BATCHED-LABEL: func.func @batched_product
+// BATCHED:         %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x8x16xbf16>)
+// BATCHED:           arith.mulf
+// BATCHED:           arith.truncf %{{.*}} : f32 to bf16
+// BATCHED:         %[[K:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x16x8xf32>) outs(%{{.*}} : tensor<2x16x8xbf16>)
+// BATCHED:         linalg.generic {{.*}} ins(%[[Q]], %[[K]] : tensor<2x8x16xbf16>, tensor<2x16x8xbf16>) outs(%{{.*}} : tensor<2x8x8xf32>)
+// BATCHED:           arith.extf
+// BATCHED:           arith.extf
+func.func @batched_product(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>) -> tensor<2x8x8xf32> {
+  %scale = arith.constant 0.25 : f32
+  %eq = tensor.empty() : tensor<2x8x16xf32>
+  %qs = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<2x8x16xf32>) outs(%eq : tensor<2x8x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.mulf %x, %scale : f32
+    linalg.yield %m : f32
+  } -> tensor<2x8x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %ec = tensor.empty() : tensor<2x8x8xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%qs, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%c : tensor<2x8x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8xf32>
+  return %r : tensor<2x8x8xf32>
 }
