@@ -14,9 +14,11 @@ and the options (library versions, host CPU, dynamic dims). Functions a
 module holds (`self.act = F.gelu`, a lambda, a partial) and the variables
 the methods of a class defined inside a function close over are keyed by
 their code and values (see _describe): two modules of one class that differ
-only there compile to different code. Code paths steered by state outside
-the model (globals, environment) are not seen; set CUVIL_CACHE_STRUCTURAL=0
-to always re-import and key on the IR instead.
+only there compile to different code. The module-level globals the
+classes' methods read (constants, flags, helper functions and the globals
+those read) are keyed by value (see _globals_of). Other state outside the
+model (the environment, attributes of imported modules) is not seen; set
+CUVIL_CACHE_STRUCTURAL=0 to always re-import and key on the IR instead.
 """
 import hashlib
 import os
@@ -153,7 +155,13 @@ def _code_digest(code) -> str:
     import types
     h = hashlib.sha256(code.co_code)
     for const in code.co_consts:
-        h.update((_code_digest(const) if isinstance(const, types.CodeType) else repr(const)).encode())
+        if isinstance(const, types.CodeType):
+            text = _code_digest(const)
+        elif isinstance(const, frozenset):   # `x in {"a", "b"}`: its repr's order follows the string hash seed
+            text = "frozenset(" + ",".join(sorted(map(repr, const))) + ")"
+        else:
+            text = repr(const)
+        h.update(text.encode())
     h.update(repr((code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
                    code.co_argcount, code.co_kwonlyargcount, code.co_flags)).encode())
     return h.hexdigest()
@@ -174,6 +182,122 @@ def _closures(cls) -> str:
         return ""
     return ",".join(f"{attr}={_describe(fn)}" for attr, fn in sorted(vars(cls).items())
                     if callable(fn) and hasattr(fn, "__code__"))
+
+
+#: Containers larger than this are keyed by their identity (this process
+#: only: a cold build in the next one) instead of item by item.
+_GLOBAL_ITEMS_MAX = 64
+
+
+def _global_reads(code):
+    """The names `code` (and the functions, lambdas and comprehensions nested
+    in it) loads as globals."""
+    import dis
+    import types
+    names = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            names.add(ins.argval)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_reads(const)
+    return names
+
+
+def _global_value(value, seen, depth: int = 0) -> str:
+    """A module-level value a method reads, as far as it can steer what
+    torch.export traces: plain values, tensors and small containers by
+    content, functions by their code and (in turn) the globals they read,
+    classes by their source, modules and other callables by name. Objects
+    whose repr is an address are keyed by identity: good within this
+    process only (the next one builds again: never another model's library)."""
+    import collections.abc
+    import types
+    import torch
+    if depth > 4:
+        return "..."
+    if isinstance(value, _PLAIN):
+        return repr(value)
+    if isinstance(value, torch.Tensor):
+        return f"tensor:{_tensor_digest(value)}"
+    if isinstance(value, types.ModuleType):
+        return f"module:{value.__name__}"
+    if isinstance(value, type):
+        return f"class({_class_source(value)})"
+    if isinstance(value, types.FunctionType):
+        if (value.__module__ or "").split(".")[0] == "torch":   # keyed by torch's version
+            return f"function({value.__module__}.{value.__qualname__})"
+        desc = f"function({value.__module__}.{value.__qualname__},{_code_digest(value.__code__)}"
+        if value in seen:
+            return desc + ")"
+        seen.add(value)
+        return desc + "," + _function_globals(value, seen, depth + 1) + ")"
+    sized = isinstance(value, collections.abc.Sized)
+    if sized and len(value) > _GLOBAL_ITEMS_MAX:
+        return f"{type(value).__qualname__}:id{id(value)}"
+    if isinstance(value, collections.abc.Mapping):
+        return "map(" + ",".join(f"{k!r}:{_global_value(v, seen, depth + 1)}" for k, v in value.items()) + ")"
+    if isinstance(value, (tuple, list, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return f"{type(value).__name__}(" + ",".join(_global_value(v, seen, depth + 1) for v in items) + ")"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if name and callable(value):   # builtins, torch ops, wrapped functions
+        return f"{getattr(value, '__module__', '')}.{name}"
+    text = repr(value)
+    if " at 0x" in text:
+        return f"{type(value).__qualname__}:id{id(value)}"
+    return f"{type(value).__module__}.{type(value).__qualname__}:{text}"
+
+
+def _function_globals(fn, seen, depth: int = 0) -> str:
+    """The globals `fn` reads, each as _global_value writes it."""
+    import builtins
+    scope = fn.__globals__
+    parts = []
+    for name in sorted(_global_reads(fn.__code__)):
+        if name in scope:
+            parts.append(f"{name}={_global_value(scope[name], seen, depth)}")
+        elif not hasattr(builtins, name):
+            parts.append(f"{name}=<unbound>")
+    return ",".join(parts)
+
+
+def _names(code):
+    """Every name `code` and the code nested in it use (globals and attributes)."""
+    import types
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _globals_of(cls) -> str:
+    """What `forward` of `cls`, and the methods of `cls` it reaches by name
+    (`self._helper(...)`), read from their modules' globals (a module-level
+    constant, a flag, a helper function and what it reads): changing one
+    changes the code torch.export traces, so it changes the key. Only those
+    methods: the rest of a Hugging Face PreTrainedModel (loading, saving)
+    reads locks and caches whose keys would hold only in this process."""
+    import inspect
+    methods = {}
+    for klass in inspect.getmro(cls):
+        if klass.__module__.split(".")[0] in ("torch", "builtins"):
+            continue
+        for attr, fn in vars(klass).items():
+            fn = getattr(fn, "__func__", fn)   # staticmethod / classmethod
+            if inspect.isfunction(fn):
+                methods.setdefault(attr, fn)
+    seen, parts, done, todo = set(), [], set(), ["forward"]
+    while todo:
+        name = todo.pop()
+        if name in done or name not in methods:
+            continue
+        done.add(name)
+        fn = methods[name]
+        parts.append(f"{name}:{_function_globals(fn, seen)}")
+        todo.extend(sorted(_names(fn.__code__) & methods.keys()))
+    return ";".join(sorted(parts))
 
 
 def enabled() -> bool:
@@ -208,7 +332,8 @@ def structural_key(model, signature, options) -> str:
             configs.add(id(config))
             feed(config.to_json_string())
     for qualname in sorted(classes):
-        feed(qualname, _class_source(classes[qualname]), _closures(classes[qualname]))
+        feed(qualname, _class_source(classes[qualname]), _closures(classes[qualname]),
+             _globals_of(classes[qualname]))
     for name, tensor in list(model.named_parameters()) + list(model.named_buffers()):
         feed(name, tuple(tensor.shape), tensor.dtype)
     for shape, dtype in signature:

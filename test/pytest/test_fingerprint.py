@@ -174,3 +174,66 @@ def test_graph_modules_with_different_code_differ():
     a, b = torch.fx.symbolic_trace(Twice()), torch.fx.symbolic_trace(Less())
     assert structural_key(a, sig, ()) != structural_key(b, sig, ())
     assert structural_key(a, sig, ()) == structural_key(torch.fx.symbolic_trace(Twice()), sig, ())
+
+
+# Module-level state a forward reads (a constant, a flag, a helper and what
+# it reads), through a method it calls by name.
+SCALE = 2.0
+USE_BIAS_SHIFT = False
+
+
+def _shift():
+    return 1.0 if USE_BIAS_SHIFT else 0.0
+
+
+class ReadsGlobals(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def _scaled(self, y):
+        return y * SCALE + _shift()
+
+    def forward(self, x):
+        return self._scaled(self.proj(x))
+
+
+def test_globals_a_forward_reads_change_the_key(monkeypatch):
+    model = ReadsGlobals()
+    before = key(model)
+    assert key(model) == before
+    monkeypatch.setattr(__import__(__name__), "SCALE", 3.0)
+    scaled = key(model)
+    assert scaled != before
+    monkeypatch.setattr(__import__(__name__), "USE_BIAS_SHIFT", True)   # read by the helper
+    assert key(model) not in (before, scaled)
+    monkeypatch.setattr(__import__(__name__), "_shift", lambda: 0.5)    # another helper
+    assert key(model) not in (before, scaled)
+
+
+def test_a_changed_global_does_not_reuse_the_old_library(monkeypatch):
+    # Before globals were keyed, the second compile found the first one's
+    # library by its structural key and scaled by 2.0 again, silently.
+    torch.manual_seed(0)
+    x = torch.randn(4, 8)
+    model = ReadsGlobals().eval()
+    for scale in (2.0, 5.0):
+        monkeypatch.setattr(__import__(__name__), "SCALE", scale)
+        fast = cuvil.compile(model, example_inputs=(x,))
+        with torch.no_grad():
+            torch.testing.assert_close(fast(x), model(x), atol=1e-5, rtol=1e-4)
+
+
+def test_hugging_face_keys_hold_across_processes():
+    """What a Hugging Face model's forward reads from globals (attention
+    function tables, flags) is keyed by value, not by identity: another
+    process computes the same key, so its warm start still finds the library."""
+    import subprocess
+    import sys
+    code = ("import transformers as T; from cuvil import fingerprint;"
+            "m = T.ViTModel(T.ViTConfig(num_hidden_layers=1, hidden_size=32, intermediate_size=64,"
+            " num_attention_heads=2, image_size=32, patch_size=8));"
+            "print(fingerprint.structural_key(m, [((1, 3, 32, 32), 'torch.float32')], ('o',)))")
+    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+            for _ in range(2)}
+    assert len(keys) == 1 and len(next(iter(keys))) == 32, keys
