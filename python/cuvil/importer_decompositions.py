@@ -762,6 +762,19 @@ def new_empty_strided(x, size, stride, *, dtype=None, layout=None, device=None, 
     return torch.empty(size, dtype=x.dtype if dtype is None else dtype, device=device)
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None):
+    """aten.empty_permuted: its physical layout is a stride order, which a
+    functional graph does not have; the values are unspecified either way."""
+    return torch.empty(size, dtype=dtype, device=device)
+
+
+def put(x, index, source, accumulate=False):
+    """aten.put: x viewed flat, source written (or added, `accumulate`) at
+    `index` (negative counts from the end), as index_put on the flat view."""
+    flat = torch.ops.aten.index_put(x.reshape(-1), [index.reshape(-1)], source.reshape(-1), accumulate)
+    return flat.reshape(x.shape)
+
+
 def addbmm(x, batch1, batch2, *, beta=1, alpha=1):
     """aten.addbmm: beta x + alpha sum_b batch1[b] @ batch2[b], for every
     dtype (torch-mlir's lowering handles float only); beta = 0 ignores x,
@@ -1029,6 +1042,8 @@ DECOMPOSITIONS = {
     aten.resize.default: resize,
     aten.empty_strided.default: empty_strided,
     aten.new_empty_strided.default: new_empty_strided,
+    aten.empty_permuted.default: empty_permuted,
+    aten.put.default: put,
     aten.roll.default: roll,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,

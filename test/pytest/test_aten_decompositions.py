@@ -367,3 +367,22 @@ def test_review_edge_cases_match_eager():
     x = torch.randn(1000).bfloat16()
     torch.testing.assert_close(cuvil.compile(Ops(lambda x: F.gelu(x, approximate="tanh")))(x)[0],
                                F.gelu(x, approximate="tanh"), rtol=0, atol=0)
+
+
+def test_put_writes_and_adds_at_flat_indices():
+    # Negative indices count from the end of the flat view; with accumulate
+    # a repeated index adds both sources.
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    index = torch.tensor([[0, -1], [5, 5]])
+    source = torch.tensor([[10.0, 20.0], [1.5, 2.5]])
+    assert_matches_eager(Ops(lambda a, i, s: torch.put(a, i[0], s[0]),
+                             lambda a, i, s: torch.put(a, i, s, accumulate=True)), x, index, source)
+    assert_matches_eager(Ops(lambda a, i, s: torch.put(a, i, s)), x.long(), index[:1], source[:1].long())
+
+
+def test_empty_permuted_has_the_shape_and_dtype_eager_has():
+    # Its values are uninitialized: only shape and dtype are eager's.
+    model = Ops(lambda x: torch.empty_permuted((2, 3, 4), (2, 0, 1), dtype=torch.int64) * 0 + x.sum().long())
+    x = torch.ones(5)
+    got = cuvil.compile(model)(x)[0]
+    assert got.shape == (2, 3, 4) and got.dtype == torch.int64 and bool((got == 5).all())
