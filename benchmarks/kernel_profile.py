@@ -27,14 +27,16 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--top", type=int, default=15)
-    p.add_argument("--precision", default="fp32", help="cuvil.compile's precision= (fp32, bf16, fp16, ...)")
+    p.add_argument("--precision", default="fp32", help="cuvil.compile's precision= (fp32, bf16, fp16, int8 calibrated on the inputs, ...)")
     p.add_argument("--out", default=None, help="JSON path (default results/profile-W-Tthr.json)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     model, inputs, flops = workloads.build(args.workload)
     with torch.no_grad():
+        # Static int8 observes activation ranges: the example inputs calibrate.
+        calibration = [tuple(inputs)] if args.precision == "int8" else None
         fast = cuvil.compile(model, inputs, num_threads=args.threads, profile=True,
-                             precision=args.precision)
+                             precision=args.precision, calibration=calibration)
         err = (torch.as_tensor(fast(*inputs)) - model(*inputs)).abs().max().item()
         profile = fast.profile(*inputs, runs=args.runs)
     print(f"{args.workload} ({args.precision}), {args.threads} thread(s), {profile.runs} runs: "
