@@ -256,7 +256,11 @@ def _function_globals(fn, seen, depth: int = 0) -> str:
     parts = []
     for name in sorted(_global_reads(fn.__code__)):
         if name in scope:
-            parts.append(f"{name}={_global_value(scope[name], seen, depth)}")
+            try:
+                text = _global_value(scope[name], seen, depth)
+            except Exception:  # noqa: BLE001 - a len() or repr() that raises: keyed by identity
+                text = f"id{id(scope[name])}"
+            parts.append(f"{name}={text}")
         elif not hasattr(builtins, name):
             parts.append(f"{name}=<unbound>")
     return ",".join(parts)
