@@ -22,7 +22,7 @@ CUVIL_CACHE_STRUCTURAL=0 to always re-import and key on the IR instead.
 """
 import hashlib
 import os
-from typing import Dict
+from typing import Any, Dict
 
 
 _FILE_DIGESTS: Dict[tuple, str] = {}   # (path, mtime_ns, size) -> sha256 of the file
@@ -284,7 +284,7 @@ def _globals_of(cls) -> str:
     methods: the rest of a Hugging Face PreTrainedModel (loading, saving)
     reads locks and caches whose keys would hold only in this process."""
     import inspect
-    methods = {}
+    methods: Dict[str, Any] = {}
     for klass in inspect.getmro(cls):
         if klass.__module__.split(".")[0] in ("torch", "builtins"):
             continue
@@ -292,7 +292,10 @@ def _globals_of(cls) -> str:
             fn = getattr(fn, "__func__", fn)   # staticmethod / classmethod
             if inspect.isfunction(fn):
                 methods.setdefault(attr, fn)
-    seen, parts, done, todo = set(), [], set(), ["forward"]
+    seen: set = set()
+    parts: list = []
+    done: set = set()
+    todo = ["forward"]
     while todo:
         name = todo.pop()
         if name in done or name not in methods:
