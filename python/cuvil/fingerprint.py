@@ -210,7 +210,9 @@ def _global_value(value, seen, depth: int = 0) -> str:
     content, functions by their code and (in turn) the globals they read,
     classes by their source, modules and other callables by name. Objects
     whose repr is an address are keyed by identity: good within this
-    process only (the next one builds again: never another model's library)."""
+    process only (the next one builds again: never another model's library).
+    Like _describe, it stops at a depth (here 4: a helper's helper's global's
+    items): what lies deeper is not seen."""
     import collections.abc
     import types
     import torch
