@@ -210,6 +210,47 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
                            "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"];
 }
 
+def CuvilFuseElementwiseChains : Pass<"cuvil-fuse-elementwise-chains", "::mlir::func::FuncOp"> {
+  let summary = "Fuse the elementwise chains the late raise steps leave, as one kernel each";
+  let description = [{
+    Runs after the operand narrowing, before and after the unit-dim folding
+    (which leaves named ops alone and separates ops by the reshapes it adds),
+    before the kernels are outlined (one kernel per linalg op). A
+    `linalg.transpose` that keeps its innermost dim (its rows are copied
+    whole) becomes a `linalg.generic`; then an all-parallel
+    `linalg.generic` fuses into each consumer that reads it through a
+    permutation (not a broadcast) and is all-parallel or a reduction of that
+    one input (never a contraction). A producer with several users fuses into
+    all of them or none, and only when its body has no math function or
+    division (it is computed once per user). An elementwise op that reads
+    another's result through a `tensor.collapse_shape` is expanded to the
+    producer's shape first (its result is collapsed instead). Gathers (`tensor.extract`,
+    `linalg.index`) are left alone. BERT's bias add, head transpose and bf16
+    truncation of q and v become one kernel, as do the output's transpose
+    and truncation; softmax's mask add goes into the ops that read the
+    masked scores.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def CuvilStackTileBuffers : Pass<"cuvil-stack-tile-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Small fixed-size buffers of a loop iteration on the stack";
+  let description = [{
+    On buffers, after deallocation: a `memref.alloc` of a static shape of at
+    most 64 KB in the body of an `scf.for` / `scf.forall` / `scf.parallel`,
+    freed in that body and not yielded (a row chain tile's intermediates)
+    becomes a `memref.alloca`, its `memref.dealloc` goes, and the body
+    saves the stack pointer at its start and restores it before its
+    terminator (`llvm.intr.stacksave` / `stackrestore`: what a
+    `memref.alloca_scope` lowers to; a scope around a loop body does not
+    survive convert-scf-to-cf, which puts several blocks in it, and the
+    canonicalizer inlines it into a loop body). On the heap, a softmax tile's
+    three buffers were three malloc / free pairs per 8 rows, and the threads of a parallel loop
+    waited on each other in the allocator.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::LLVM::LLVMDialect"];
+}
+
 def CuvilCollapseShortRows : Pass<"cuvil-collapse-short-rows", "::mlir::func::FuncOp"> {
   let summary = "Merge the short trailing loops of elementwise ops into one row";
   let description = [{
@@ -253,8 +294,22 @@ def CuvilOutlineKernels : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
     one set of kernels, so the schedules, the lowering and LLVM code
     generation see each kernel once instead of twelve times. Ops with dynamic
     shapes stay where they are.
+
+    Row chains (with `row-chains`, the default): a `linalg.generic` over rows
+    (all loops parallel, or all but the last, which it reduces) takes into its
+    kernel the generics before it over the same rows whose results only the
+    chain reads, a whole row or one value per row at a time (softmax's row
+    maximum, exp, row sum and division; layer norm's mean, centering,
+    variance and normalization). The kernel is marked `cuvil.row_chain`; the
+    elementwise schedule tiles its last op by rows and fuses the rest into
+    each tile. The chain's ops other than the last get intermediate empty
+    tensors of their own (not the kernel's destination).
   }];
-  let dependentDialects = ["::mlir::func::FuncDialect"];
+  let options = [
+    Option<"rowChains", "row-chains", "bool", /*default=*/"true",
+           "Outline row chains (softmax, layer norm) as one kernel each">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"];
 }
 
 def CuvilWinogradConv : Pass<"cuvil-winograd-conv", "::mlir::func::FuncOp"> {

@@ -196,6 +196,45 @@ def TileUsingForOp : CuvilTransformOp<"tile_using_for",
   }];
 }
 
+def TileAndFuseProducersOp : CuvilTransformOp<"tile_and_fuse_producers",
+    [DeclareOpInterfaceMethods<TransformOpInterface>,
+     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+     ReportTrackingListenerFailuresOpTrait]> {
+  let summary = "Tiles an op and fuses every producer of its tiles into the loop";
+  let description = [{
+    Tiles the payload op (TilingInterface) with one tile size per loop taken
+    from `tile_sizes` (a param, as `transform.cuvil.tile_using_for`), in one
+    `scf.forall` with `use_forall`, else in `scf.for` loops, and fuses into
+    the loop every producer its tiles read, transitively (upstream's
+    `tileConsumerAndFuseProducersUsingSCF`: the greedy fusion of
+    `transform.structured.fuse`, whose sizes cannot be one param). A
+    producer read by two fused ops is fused twice (CSE merges the copies).
+    The original producers stay, unused (`transform.apply_dce` removes them).
+
+    Returns every op in the loop body that was tiled or fused (the tiled
+    target first) and the outermost loop.
+
+    ```mlir
+    %ops, %loop = transform.cuvil.tile_and_fuse_producers %op tile_sizes *(%sizes) {use_forall}
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    ```
+
+    Consumes the target handle. Produces a silenceable failure if the payload
+    is not one TilingInterface op or gets more sizes than it has loops, a
+    definite failure if tiling fails.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$target,
+                       TransformParamTypeInterface:$tile_sizes,
+                       UnitAttr:$use_forall);
+  let results = (outs TransformHandleTypeInterface:$tiled_ops,
+                      TransformHandleTypeInterface:$loop);
+  let assemblyFormat = [{
+    $target `tile_sizes` `*` `` `(` $tile_sizes `)` attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
 def TileReductionUsingForOp : CuvilTransformOp<"tile_reduction_using_for",
     [DeclareOpInterfaceMethods<TransformOpInterface>,
      DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {

@@ -88,6 +88,38 @@ module attributes {transform.with_named_sequence} {
       %ew_vec: !transform.param<i64> {transform.readonly, cuvil.param = "EW_VEC"},
       %red_rows: !transform.param<i64> {transform.readonly, cuvil.param = "RED_ROWS"},
       %min_cols: !transform.param<i64> {transform.readonly, cuvil.param = "PAR_MIN_COLS"}) {
+    // Phase 0: row chains (kernels cuvil-outline-kernels marked
+    // cuvil.row_chain): the returned op tiled by rows, the chain's other ops
+    // fused into the tile.
+    %chains = transform.structured.match ops{["func.func"]} attributes{cuvil.row_chain} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %chains : !transform.any_op {
+    ^bb0(%f: !transform.any_op):
+      // Big: an scf.forall (the second sequence then finds the loop, not a
+      // linalg op, at the return, and does nothing).
+      transform.sequence %f : !transform.any_op failures(suppress) {
+      ^bb1(%ff: !transform.any_op):
+        %ret = transform.structured.match ops{["func.return"]} in %ff : (!transform.any_op) -> !transform.any_op
+        %last = transform.get_producer_of_operand %ret[0] : (!transform.any_op) -> !transform.any_op
+        %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain_big failures(propagate)
+            (%last, %ew_rows, %ew_vec, %red_rows, %min_cols)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+             !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        transform.include @cuvil_ew_row_chain failures(propagate) (%o, %rows, %vec, %rr)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+      }
+      transform.sequence %f : !transform.any_op failures(suppress) {
+      ^bb1(%ff: !transform.any_op):
+        %ret = transform.structured.match ops{["func.return"]} in %ff : (!transform.any_op) -> !transform.any_op
+        %last = transform.get_producer_of_operand %ret[0] : (!transform.any_op) -> !transform.any_op
+        %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
+            (%last, %ew_rows, %ew_vec, %red_rows, %min_cols)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+             !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        transform.include @cuvil_ew_row_chain_serial failures(propagate) (%o, %rows, %vec, %rr)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+      }
+    }
     %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
     // Phase 1: reductions first, so that their init fills are still there to fuse.
     %funcs1 = transform.foreach_match in %funcs, %ew_rows, %ew_vec, %red_rows, %min_cols
@@ -279,6 +311,45 @@ module attributes {transform.with_named_sequence} {
     transform.yield %o, %rows, %rr : !transform.any_op, !transform.param<i64>, !transform.param<i64>
   }
 
+  // The last op of a row chain (rank 2-4, all loops parallel but maybe the
+  // last): yields its row tile sizes (RED_ROWS rows) and the chunk sizes of
+  // the elementwise ops in the tile.
+  transform.named_sequence @cuvil_ew_match_row_chain(%op: !transform.any_op {transform.readonly},
+      %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
+      %red_rows: !transform.param<i64> {transform.readonly}, %min_cols: !transform.param<i64> {transform.readonly})
+      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %c2 = transform.param.constant 2 : i64 -> !transform.param<i64>
+      %c4 = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %r, %c2 : !transform.param<i64>
+      transform.match.param.cmpi le %r, %c4 : !transform.param<i64>
+      transform.match.structured.dim %s[except(-1)] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    %rows = transform.cuvil.tile_sizes %op [%red_rows, 0] leading 1
+      : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+    %vec = transform.cuvil.tile_sizes %op [1, %ew_vec] leading 1
+      : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+    transform.yield %op, %rows, %vec, %red_rows
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
+  }
+  transform.named_sequence @cuvil_ew_match_row_chain_big(%op: !transform.any_op {transform.readonly},
+      %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
+      %red_rows: !transform.param<i64> {transform.readonly}, %min_cols: !transform.param<i64> {transform.readonly})
+      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
+    %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
+        (%op, %ew_rows, %ew_vec, %red_rows, %min_cols)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+    transform.include @cuvil_ew_big failures(propagate) (%op, %min_cols)
+      : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield %o, %rows, %vec, %rr
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
+  }
+
   // linalg.transpose of rank 2-4: yields the tile sizes of 64 rows.
   transform.named_sequence @cuvil_ew_match_transpose(%op: !transform.any_op {transform.readonly},
       %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
@@ -464,6 +535,125 @@ module attributes {transform.with_named_sequence} {
       transform.sequence %tile : !transform.any_op failures(suppress) {
       ^bb1(%tt: !transform.any_op):
         transform.cuvil.vectorize %tt vector_sizes *(%vec) : !transform.any_op, !transform.param<i64>
+      }
+    }
+    transform.yield
+  }
+
+  // Row chain: the last op tiled by RED_ROWS rows, every producer of its tile
+  // in the kernel fused in (the row maxima, sums and means computed for those
+  // rows, the exp or the centered values a row at a time); then in the tile,
+  // each reduction as @cuvil_ew_reduce_rows (RED_ROWS x 16 accumulators),
+  // each elementwise op one row at a time in EW_VEC-wide chunks, the fills.
+  // The intermediates are tile-sized tensors (4 KB for 8 rows of 128 f32),
+  // read back from L1 by the next op instead of from memory.
+  // In a row chain's tile: its reductions (one combiner, as
+  // @cuvil_ew_match_row_reduction) and its elementwise ops.
+  transform.named_sequence @cuvil_ew_match_tile_reduction(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[-1] {reduction} : !transform.any_op
+      transform.match.structured.dim %s[except(-1)] {parallel} : !transform.any_op
+      transform.match.structured.body %s { reduction_position = 0 } : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+  transform.named_sequence @cuvil_ew_match_tile_parallel(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      transform.match.structured.dim %s[all] {parallel} : !transform.any_op
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+  transform.named_sequence @cuvil_ew_row_chain(%op: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly}, %vec: !transform.param<i64> {transform.readonly},
+      %red_rows: !transform.param<i64> {transform.readonly}) {
+    %ops, %loop = transform.cuvil.tile_and_fuse_producers %op tile_sizes *(%rows) {use_forall}
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %red_rows)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+  transform.named_sequence @cuvil_ew_row_chain_serial(%op: !transform.any_op {transform.consumed},
+      %rows: !transform.param<i64> {transform.readonly}, %vec: !transform.param<i64> {transform.readonly},
+      %red_rows: !transform.param<i64> {transform.readonly}) {
+    %ops, %loop = transform.cuvil.tile_and_fuse_producers %op tile_sizes *(%rows)
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %red_rows)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+  transform.named_sequence @cuvil_ew_row_chain_tiles(%loop: !transform.any_op {transform.readonly},
+      %vec: !transform.param<i64> {transform.readonly}, %red_rows: !transform.param<i64> {transform.readonly}) {
+    %f = transform.get_parent_op %loop {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
+    // The untiled ops are dead; slices of empty tensors become tile-sized
+    // empty tensors (buffers of one tile); a producer fused for two readers
+    // was fused twice.
+    transform.apply_dce to %f : !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.tensor.fold_tensor_empty
+    } : !transform.any_op
+    transform.apply_cse to %f : !transform.any_op
+    // Each reduction of the last loop: a RED_ROWS x 16 partial accumulator.
+    %reds = transform.collect_matching @cuvil_ew_match_tile_reduction in %loop
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %reds : !transform.any_op {
+    ^bb0(%g: !transform.any_op):
+      transform.sequence %g : !transform.any_op failures(suppress) {
+      ^bb1(%t: !transform.any_op):
+        %red = transform.cuvil.tile_sizes %t [16] leading 0 : (!transform.any_op) -> !transform.param<i64>
+        %rvec = transform.cuvil.tile_sizes %t [%red_rows, 16] leading 1
+          : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+        %fill, %part, %comb, %rl = transform.cuvil.tile_reduction_using_for %t by tile_sizes *(%red)
+          : (!transform.any_op, !transform.param<i64>)
+          -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+        transform.include @cuvil_ew_peel failures(propagate) (%rl) : (!transform.any_op) -> ()
+        %parent = transform.get_parent_op %rl : (!transform.any_op) -> !transform.any_op
+        %pieces = transform.structured.match interface{LinalgOp} in %parent : (!transform.any_op) -> !transform.any_op
+        transform.foreach %pieces : !transform.any_op {
+        ^bb3(%p: !transform.any_op):
+          transform.sequence %p : !transform.any_op failures(suppress) {
+          ^bb4(%pp: !transform.any_op):
+            transform.cuvil.vectorize %pp vector_sizes *(%rvec) : !transform.any_op, !transform.param<i64>
+          }
+        }
+      }
+    }
+    // The elementwise ops left: one row at a time, EW_VEC-wide chunks.
+    %rest = transform.collect_matching @cuvil_ew_match_tile_parallel in %loop
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %rest : !transform.any_op {
+    ^bb0(%g: !transform.any_op):
+      transform.sequence %g : !transform.any_op failures(suppress) {
+      ^bb1(%t: !transform.any_op):
+        %chunk, %cl = transform.cuvil.tile_using_for %t tile_sizes *(%vec)
+          : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+        %inner = transform.get_parent_op %chunk {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
+        transform.include @cuvil_ew_peel failures(propagate) (%inner) : (!transform.any_op) -> ()
+        %pieces = transform.structured.match interface{LinalgOp} in %cl : (!transform.any_op) -> !transform.any_op
+        transform.foreach %pieces : !transform.any_op {
+        ^bb3(%p: !transform.any_op):
+          transform.sequence %p : !transform.any_op failures(suppress) {
+          ^bb4(%pp: !transform.any_op):
+            transform.cuvil.vectorize %pp vector_sizes *(%vec) : !transform.any_op, !transform.param<i64>
+          }
+        }
+      }
+    }
+    // The reductions' fills of RED_ROWS rows.
+    %fills = transform.structured.match ops{["linalg.fill"]} in %loop : (!transform.any_op) -> !transform.any_op
+    transform.foreach %fills : !transform.any_op {
+    ^bb0(%fl: !transform.any_op):
+      transform.sequence %fl : !transform.any_op failures(suppress) {
+      ^bb1(%t: !transform.any_op):
+        %fvec = transform.cuvil.tile_sizes %t [%red_rows] leading 1 : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+        transform.cuvil.vectorize %t vector_sizes *(%fvec) : !transform.any_op, !transform.param<i64>
       }
     }
     transform.yield

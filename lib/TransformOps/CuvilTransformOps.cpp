@@ -327,6 +327,57 @@ void cuvil::TileUsingForOp::getEffects(SmallVectorImpl<MemoryEffects::EffectInst
 }
 
 //===----------------------------------------------------------------------===//
+// TileAndFuseProducersOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure cuvil::TileAndFuseProducersOp::apply(TransformRewriter &rewriter,
+                                                                 TransformResults &results,
+                                                                 TransformState &state) {
+  SmallVector<int64_t> tileSizes;
+  DiagnosedSilenceableFailure read = readPackedSizes(*this, state, getTileSizes(), tileSizes);
+  if (!read.succeeded())
+    return read;
+  auto payload = llvm::to_vector(state.getPayloadOps(getTarget()));
+  auto target = payload.size() == 1 ? dyn_cast<TilingInterface>(payload.front()) : TilingInterface();
+  if (!target)
+    return emitSilenceableError() << "expected one TilingInterface op";
+  if (tileSizes.size() > target.getLoopIteratorTypes().size()) {
+    DiagnosedSilenceableFailure diag = emitSilenceableError()
+                                       << "too many tile sizes: " << tileSizes.size() << " for an op with "
+                                       << target.getLoopIteratorTypes().size() << " loop(s)";
+    diag.attachNote(target->getLoc()) << "target op";
+    return diag;
+  }
+  scf::SCFTilingOptions tilingOptions;
+  tilingOptions.setTileSizes(getAsIndexOpFoldResult(getContext(), tileSizes));
+  tilingOptions.setLoopType(getUseForall() ? scf::SCFTilingOptions::LoopType::ForallOp
+                                           : scf::SCFTilingOptions::LoopType::ForOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tilingOptions);
+  rewriter.setInsertionPoint(target);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, target, options);
+  if (failed(fused))
+    return emitDefiniteFailure() << "tiling failed";
+  for (OpResult result : target->getResults())
+    rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+  rewriter.eraseOp(target);
+  results.set(cast<OpResult>(getTiledOps()), llvm::to_vector(fused->tiledAndFusedOps));
+  SmallVector<Operation *> loops;
+  if (!fused->loops.empty())
+    loops.push_back(fused->loops.front().getOperation());
+  results.set(cast<OpResult>(getLoop()), loops);
+  return DiagnosedSilenceableFailure::success();
+}
+
+void cuvil::TileAndFuseProducersOp::getEffects(SmallVectorImpl<MemoryEffects::EffectInstance> &effects) {
+  consumesHandle(getTargetMutable(), effects);
+  onlyReadsHandle(getTileSizesMutable(), effects);
+  producesHandle(getOperation()->getOpResults(), effects);
+  modifiesPayload(effects);
+}
+
+//===----------------------------------------------------------------------===//
 // TileReductionUsingForOp
 //===----------------------------------------------------------------------===//
 

@@ -4,6 +4,7 @@
 // scheduled, lowered and code-generated again. Outlined into functions that
 // take the weights as arguments, the copies print the same and are kept once.
 //===----------------------------------------------------------------------===//
+#include "RowChains.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -108,7 +109,14 @@ struct KernelOutliner {
   llvm::StringMap<func::FuncOp> byBody; // printed body -> kernel
   unsigned created = 0;
 
-  explicit KernelOutliner(ModuleOp module) : module(module), symbols(module) {}
+  bool rowChains;
+
+  KernelOutliner(ModuleOp module, bool rowChains) : module(module), symbols(module), rowChains(rowChains) {}
+
+  /// Row chains (RowChains.h): the producers outlined with each root, and
+  /// every op that is such a producer (not a root of its own).
+  llvm::DenseMap<Operation *, SmallVector<Operation *>> chains;
+  llvm::DenseSet<Operation *> inChain;
 
   /// The kernel's ops in program order: absorbed producers, then the root.
   void collect(Operation *op, llvm::SetVector<Operation *> &group) {
@@ -117,10 +125,42 @@ struct KernelOutliner {
         collect(v.getDefiningOp(), group);
     group.insert(op);
   }
+  void collectWithChain(Operation *root, llvm::SetVector<Operation *> &group) {
+    for (Operation *producer : chains.lookup(root))
+      collect(producer, group);
+    collect(root, group);
+  }
+
+  /// The chain's ops other than the last write tile-sized intermediates:
+  /// an init that is the kernel's destination (main shares one empty tensor
+  /// among same-shaped ops) becomes an empty tensor of its own, which the
+  /// schedule folds to the tile's size. Left on the destination, the tiles'
+  /// intermediates and results would share its memory and bufferization
+  /// would copy it.
+  void giveChainOwnBuffers(Block *body, Operation *last, unsigned numDestinations) {
+    llvm::DenseSet<Operation *> exempt = {last};
+    for (Value init : cast<DestinationStyleOpInterface>(last).getDpsInits())
+      if (auto fill = init.getDefiningOp<linalg::FillOp>())
+        exempt.insert(fill);
+    unsigned firstDestination = body->getNumArguments() - numDestinations;
+    OpBuilder b = OpBuilder::atBlockBegin(body);
+    for (Operation &op : *body) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(&op);
+      if (!dps || exempt.contains(&op))
+        continue;
+      for (OpOperand &init : dps.getDpsInitsMutable()) {
+        auto arg = dyn_cast<BlockArgument>(init.get());
+        if (!arg || arg.getOwner() != body || arg.getArgNumber() < firstDestination)
+          continue;
+        auto type = cast<RankedTensorType>(arg.getType());
+        init.set(tensor::EmptyOp::create(b, op.getLoc(), type.getShape(), type.getElementType()));
+      }
+    }
+  }
 
   void outline(Operation *root) {
     llvm::SetVector<Operation *> group;
-    collect(root, group);
+    collectWithChain(root, group);
 
     // Everything the group reads from outside (operands and values used in
     // its regions) is either rebuilt inside or becomes an argument.
@@ -159,6 +199,9 @@ struct KernelOutliner {
     OpBuilder b(module.getContext());
     auto type = b.getFunctionType(ValueRange(args).getTypes(), root->getResultTypes());
     auto kernel = func::FuncOp::create(b, root->getLoc(), "cuvil_candidate", type);
+    // Read by the elementwise schedule, which fuses the chain row tile by row tile.
+    if (chains.contains(root))
+      kernel->setAttr("cuvil.row_chain", b.getUnitAttr());
     Block *body = kernel.addEntryBlock();
     b.setInsertionPointToStart(body);
     IRMapping map;
@@ -178,6 +221,8 @@ struct KernelOutliner {
     SmallVector<Value> results;
     for (Value r : root->getResults())
       results.push_back(map.lookup(r));
+    if (chains.contains(root))
+      giveChainOwnBuffers(body, results.front().getDefiningOp(), destinations.size());
     func::ReturnOp::create(b, root->getLoc(), results);
 
     // Identical kernels share one function.
@@ -209,10 +254,28 @@ struct KernelOutliner {
   }
 
   void run(func::FuncOp fn) {
-    SmallVector<Operation *> roots;
+    // Chains from the last op up: an op in a later op's chain is not a root.
+    SmallVector<Operation *> candidates;
     for (Operation &op : fn.getBody().front())
       if (isRoot(op))
-        roots.push_back(&op);
+        candidates.push_back(&op);
+    for (Operation *op : llvm::reverse(candidates)) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (!rowChains)
+        break;
+      if (!generic || inChain.contains(op))
+        continue;
+      SmallVector<Operation *> producers = rowChainProducers(generic);
+      llvm::erase_if(producers, [&](Operation *p) { return inChain.contains(p) || !isRoot(*p); });
+      if (producers.empty())
+        continue;
+      inChain.insert(producers.begin(), producers.end());
+      chains[op] = std::move(producers);
+    }
+    SmallVector<Operation *> roots;
+    for (Operation *op : candidates)
+      if (!inChain.contains(op))
+        roots.push_back(op);
     for (Operation *root : roots)
       outline(root);
     // Fills and constants that were rebuilt inside every kernel using them.
@@ -227,13 +290,14 @@ struct KernelOutliner {
 
 struct CuvilOutlineKernelsPass
     : cuvil::impl::CuvilOutlineKernelsBase<CuvilOutlineKernelsPass> {
+  using CuvilOutlineKernelsBase::CuvilOutlineKernelsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> publicFns;
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.isPublic() && !fn.isExternal())
         publicFns.push_back(fn);
-    KernelOutliner outliner(module);
+    KernelOutliner outliner(module, rowChains);
     for (func::FuncOp fn : publicFns)
       outliner.run(fn);
   }

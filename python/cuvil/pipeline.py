@@ -302,7 +302,11 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
     matmuls of a host with those dot products; int8 ones then read an
     unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also
-    weight-only). Unit dimensions are dropped late (1x128x768 -> 128x768: the
+    weight-only). The elementwise chains those steps leave (a bias add, a
+    head transpose and a bf16 truncation; softmax's mask add and the three
+    ops reading it) are fused once more, under narrower rules than upstream's
+    (cuvil-fuse-elementwise-chains: never into a contraction, never repeating
+    per-row work per element), before and after the unit dims go. Unit dimensions are dropped late (1x128x768 -> 128x768: the
     schedules see rank <= 4 ops with projected-permutation maps), but for the
     VNNI contractions' panel loop (cuvil-fold-unit-extent-dims), and
     elementwise ops on short rows have their trailing loops merged (512x7x7
@@ -326,7 +330,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
             "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
-            "cuvil-fold-unit-extent-dims", "func.func(cuvil-collapse-short-rows)", "canonicalize", "cse",
+            "func.func(cuvil-fuse-elementwise-chains)",
+            "cuvil-fold-unit-extent-dims", "canonicalize",
+            "func.func(cuvil-fuse-elementwise-chains,cuvil-collapse-short-rows)", "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 
@@ -392,6 +398,9 @@ MATH_EXPANDED = ("ctlz", "sinh", "cosh", "tan", "tanh", "asinh", "acosh", "atanh
 
 
 TO_LLVM = (
+    # A row chain tile's small intermediates: on the stack, restored per
+    # iteration. Here, once the loops are final (after the threads' rewrites).
+    "func.func(cuvil-stack-tile-buffers)",
     # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
     # their intrinsics into one libm call per lane.
     "func.func(cuvil-math-approx)",

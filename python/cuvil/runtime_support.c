@@ -26,6 +26,12 @@
  * exported) and bounded in blocks and bytes. */
 enum { POOL_SLOTS = 64 };
 static const size_t POOL_MAX_BYTES = (size_t)256 << 20;
+/* Smaller blocks skip the pool: glibc keeps them per thread without page
+ * faults, while the pool's one lock and list, shared by the threads of a
+ * parallel loop allocating a small buffer per tile (the intermediates of a
+ * row chain), made the threads wait on each other: a softmax kernel ran no
+ * faster on 2 threads than on 1. */
+static const size_t POOL_MIN_BYTES = (size_t)64 << 10;
 
 typedef struct {
   void *base;   /* what aligned_alloc returned */
@@ -51,9 +57,22 @@ static void unlockPool(void) { atomic_flag_clear_explicit(&poolLock, memory_orde
 
 static BlockHeader *headerOf(void *ptr) { return (BlockHeader *)ptr - 1; }
 
+static void *freshBlock(uint64_t align, uint64_t size) {
+  /* aligned_alloc wants a multiple of the alignment. */
+  size_t total = (size + align + align - 1) / align * align;
+  char *base = aligned_alloc(align, total);
+  if (!base)
+    return NULL;
+  char *ptr = base + align;
+  *headerOf(ptr) = (BlockHeader){base, size, align};
+  return ptr;
+}
+
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t align, uint64_t size) {
   if (align < 64)
     align = 64; /* cache lines, and room for the header below */
+  if (size < POOL_MIN_BYTES)
+    return freshBlock(align, size);
   lockPool();
   for (int i = pooled - 1; i >= 0; --i) {
     if (pool[i].size == size && pool[i].align == align) {
@@ -66,14 +85,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(uint64_t align, uint64_t size) {
     }
   }
   unlockPool();
-  /* aligned_alloc wants a multiple of the alignment. */
-  size_t total = (size + align + align - 1) / align * align;
-  char *base = aligned_alloc(align, total);
-  if (!base)
-    return NULL;
-  char *ptr = base + align;
-  *headerOf(ptr) = (BlockHeader){base, size, align};
-  return ptr;
+  return freshBlock(align, size);
 }
 
 void *_mlir_memref_to_llvm_alloc(uint64_t size) { return _mlir_memref_to_llvm_aligned_alloc(64, size); }
@@ -82,6 +94,10 @@ void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
   BlockHeader header = *headerOf(ptr);
+  if (header.size < POOL_MIN_BYTES) {
+    free(header.base);
+    return;
+  }
   lockPool();
   if (pooled < POOL_SLOTS && pooledBytes + header.size <= POOL_MAX_BYTES) {
     pool[pooled].ptr = ptr;

@@ -2,12 +2,31 @@
 // RUN:   --transform-interpreter --verify-diagnostics | FileCheck %s
 // RUN: cuvil-opt %S/Inputs/softmax_13x100.mlir --transform-preload-library=transform-library-paths=%transform_scripts/elementwise_cpu.mlir \
 // RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s --check-prefix=ENTRY
+// RUN: cuvil-opt %S/Inputs/softmax_chain_13x100.mlir --transform-preload-library=transform-library-paths=%transform_scripts/elementwise_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s --check-prefix=CHAIN
 
 // transform_scripts/elementwise_cpu.mlir, sequence by sequence. Every split
 // has its own @__transform_main, which includes the library's sequences (the
 // preloaded library is merged into its module): first the whole schedule,
 // then each matcher (remarks name what it accepts; ops without one are
 // rejected), then each action, then errors.
+
+// The same softmax as a row chain: one loop over tiles of 8 rows, each
+// computing its rows' maxima, exps, sums and quotients (the exps in a
+// tile-sized buffer); no second pass over the rows.
+// CHAIN-LABEL: func.func @softmax_chain
+// CHAIN:         scf.for {{.*}} to %c13 step %c8
+// CHAIN:           tensor.empty(%{{.*}}) : tensor<?x16xf32>
+// CHAIN:           scf.for {{.*}} to %c96 step %c16 iter_args({{.*}}) -> ({{.*}}vector<8x16xf32>)
+// CHAIN:           vector.reduction <maximumf>
+// CHAIN:           tensor.empty(%{{.*}}) : tensor<?x100xf32>
+// CHAIN:             math.exp {{.*}} : vector<64xf32>
+// CHAIN:           vector.reduction <add>
+// CHAIN:             arith.divf {{.*}} : vector<64xf32>
+// CHAIN:           scf.yield
+// CHAIN-NOT:     scf.for
+// CHAIN-NOT:     linalg.
+// CHAIN:         return
 
 // cuvil-opt with the script's entry point and default parameters.
 // ENTRY-LABEL: func.func @softmax

@@ -164,3 +164,65 @@ func.func @reshaped_fill(%x: tensor<4x8xf32>, %b0: tensor<2x8x64xf32>, %b1: tens
   } -> tensor<4x2x64xf32>
   return %r0, %r1 : tensor<4x2x64xf32>, tensor<4x2x64xf32>
 }
+
+// -----
+
+// Layer norm over rows: the mean, the centering, the variance and the
+// normalization are one kernel (a row chain, marked for the elementwise
+// schedule); the truncation after it, whose input is also returned, is not.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @layer_norm_chain
+// CHECK:         %[[N:.*]] = call @cuvil_kernel_0_generic(%arg0,
+// CHECK:         call @cuvil_kernel_1_generic(%[[N]],
+// CHECK-LABEL: func.func private @cuvil_kernel_0_generic
+// CHECK-SAME:    cuvil.row_chain
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func private @cuvil_kernel_1_generic
+// CHECK-NOT:     cuvil.row_chain
+// CHECK-SAME:    {
+func.func @layer_norm_chain(%x: tensor<16x64xf32>) -> (tensor<16x64xf32>, tensor<16x64xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %n = arith.constant 64.0 : f32
+  %er = tensor.empty() : tensor<16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%er : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<16x64xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %v = arith.addf %a, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  %e = tensor.empty() : tensor<16x64xf32>
+  %c = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<16x64xf32>, tensor<16xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%a: f32, %s: f32, %out: f32):
+    %m = arith.divf %s, %n : f32
+    %v = arith.subf %a, %m : f32
+    linalg.yield %v : f32
+  } -> tensor<16x64xf32>
+  %var = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%c : tensor<16x64xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sq = arith.mulf %a, %a : f32
+    %v = arith.addf %sq, %acc : f32
+    linalg.yield %v : f32
+  } -> tensor<16xf32>
+  %norm = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %var : tensor<16x64xf32>, tensor<16xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %out: f32):
+    %m = arith.divf %v, %n : f32
+    %r = math.rsqrt %m : f32
+    %y = arith.mulf %a, %r : f32
+    linalg.yield %y : f32
+  } -> tensor<16x64xf32>
+  %eb = tensor.empty() : tensor<16x64xbf16>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%norm : tensor<16x64xf32>) outs(%eb : tensor<16x64xbf16>) {
+  ^bb0(%a: f32, %out: bf16):
+    %v = arith.truncf %a : f32 to bf16
+    linalg.yield %v : bf16
+  } -> tensor<16x64xbf16>
+  return %norm, %t : tensor<16x64xf32>, tensor<16x64xbf16>
+}
