@@ -228,7 +228,9 @@ def CuvilFuseElementwiseChains : Pass<"cuvil-fuse-elementwise-chains", "::mlir::
     `linalg.index`) are left alone. BERT's bias add, head transpose and bf16
     truncation of q and v become one kernel, as do the output's transpose
     and truncation; softmax's mask add goes into the ops that read the
-    masked scores.
+    masked scores. Also: `cmpf(extf(x), c)` compares `x` with `c` in `x`'s
+    type where `c` converts exactly (the all-masked check compares f32
+    scores with -inf, not f64 ones).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }

@@ -101,23 +101,27 @@ module attributes {transform.with_named_sequence} {
       ^bb1(%ff: !transform.any_op):
         %ret = transform.structured.match ops{["func.return"]} in %ff : (!transform.any_op) -> !transform.any_op
         %last = transform.get_producer_of_operand %ret[0] : (!transform.any_op) -> !transform.any_op
-        %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain_big failures(propagate)
+        %o, %rows, %vec, %rvec, %rr = transform.include @cuvil_ew_match_row_chain_big failures(propagate)
             (%last, %ew_rows, %ew_vec, %red_rows, %min_cols)
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-             !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
-        transform.include @cuvil_ew_row_chain failures(propagate) (%o, %rows, %vec, %rr)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+             !transform.param<i64>)
+         -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        transform.include @cuvil_ew_row_chain failures(propagate) (%o, %rows, %vec, %rvec, %rr)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+             !transform.param<i64>) -> ()
       }
       transform.sequence %f : !transform.any_op failures(suppress) {
       ^bb1(%ff: !transform.any_op):
         %ret = transform.structured.match ops{["func.return"]} in %ff : (!transform.any_op) -> !transform.any_op
         %last = transform.get_producer_of_operand %ret[0] : (!transform.any_op) -> !transform.any_op
-        %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
+        %o, %rows, %vec, %rvec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
             (%last, %ew_rows, %ew_vec, %red_rows, %min_cols)
           : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-             !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
-        transform.include @cuvil_ew_row_chain_serial failures(propagate) (%o, %rows, %vec, %rr)
-          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+             !transform.param<i64>)
+         -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        transform.include @cuvil_ew_row_chain_serial failures(propagate) (%o, %rows, %vec, %rvec, %rr)
+          : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+             !transform.param<i64>) -> ()
       }
     }
     %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
@@ -317,7 +321,7 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @cuvil_ew_match_row_chain(%op: !transform.any_op {transform.readonly},
       %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
       %red_rows: !transform.param<i64> {transform.readonly}, %min_cols: !transform.param<i64> {transform.readonly})
-      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
+      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
@@ -333,21 +337,24 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
     %vec = transform.cuvil.tile_sizes %op [1, %ew_vec] leading 1
       : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
-    transform.yield %op, %rows, %vec, %red_rows
-      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
+    %rvec = transform.cuvil.tile_sizes %op [%red_rows, 16] leading 1
+      : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
+    transform.yield %op, %rows, %vec, %rvec, %red_rows
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
   }
   transform.named_sequence @cuvil_ew_match_row_chain_big(%op: !transform.any_op {transform.readonly},
       %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
       %red_rows: !transform.param<i64> {transform.readonly}, %min_cols: !transform.param<i64> {transform.readonly})
-      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
-    %o, %rows, %vec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
+      -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) {
+    %o, %rows, %vec, %rvec, %rr = transform.include @cuvil_ew_match_row_chain failures(propagate)
         (%op, %ew_rows, %ew_vec, %red_rows, %min_cols)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-         !transform.param<i64>) -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+         !transform.param<i64>)
+     -> (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
     transform.include @cuvil_ew_big failures(propagate) (%op, %min_cols)
       : (!transform.any_op, !transform.param<i64>) -> ()
-    transform.yield %o, %rows, %vec, %rr
-      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
+    transform.yield %o, %rows, %vec, %rvec, %rr
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
   }
 
   // linalg.transpose of rank 2-4: yields the tile sizes of 64 rows.
@@ -573,24 +580,25 @@ module attributes {transform.with_named_sequence} {
   }
   transform.named_sequence @cuvil_ew_row_chain(%op: !transform.any_op {transform.consumed},
       %rows: !transform.param<i64> {transform.readonly}, %vec: !transform.param<i64> {transform.readonly},
-      %red_rows: !transform.param<i64> {transform.readonly}) {
+      %rvec: !transform.param<i64> {transform.readonly}, %red_rows: !transform.param<i64> {transform.readonly}) {
     %ops, %loop = transform.cuvil.tile_and_fuse_producers %op tile_sizes *(%rows) {use_forall}
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %red_rows)
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %rvec, %red_rows)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
   }
   transform.named_sequence @cuvil_ew_row_chain_serial(%op: !transform.any_op {transform.consumed},
       %rows: !transform.param<i64> {transform.readonly}, %vec: !transform.param<i64> {transform.readonly},
-      %red_rows: !transform.param<i64> {transform.readonly}) {
+      %rvec: !transform.param<i64> {transform.readonly}, %red_rows: !transform.param<i64> {transform.readonly}) {
     %ops, %loop = transform.cuvil.tile_and_fuse_producers %op tile_sizes *(%rows)
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %red_rows)
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.include @cuvil_ew_row_chain_tiles failures(propagate) (%loop, %vec, %rvec, %red_rows)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
   }
   transform.named_sequence @cuvil_ew_row_chain_tiles(%loop: !transform.any_op {transform.readonly},
-      %vec: !transform.param<i64> {transform.readonly}, %red_rows: !transform.param<i64> {transform.readonly}) {
+      %vec: !transform.param<i64> {transform.readonly}, %rvec: !transform.param<i64> {transform.readonly},
+      %red_rows: !transform.param<i64> {transform.readonly}) {
     %f = transform.get_parent_op %loop {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
     // The untiled ops are dead; slices of empty tensors become tile-sized
     // empty tensors (buffers of one tile); a producer fused for two readers
@@ -600,7 +608,10 @@ module attributes {transform.with_named_sequence} {
       transform.apply_patterns.tensor.fold_tensor_empty
     } : !transform.any_op
     transform.apply_cse to %f : !transform.any_op
-    // Each reduction of the last loop: a RED_ROWS x 16 partial accumulator.
+    // Each reduction of the last loop: a RED_ROWS x 16 partial accumulator
+    // (all of them tiled before anything is vectorized: a reduction of rows
+    // no longer than 16 would fit the vector sizes untiled, and be
+    // vectorized, and so erased, while still in the list).
     %reds = transform.collect_matching @cuvil_ew_match_tile_reduction in %loop
       : (!transform.any_op) -> !transform.any_op
     transform.foreach %reds : !transform.any_op {
@@ -608,21 +619,21 @@ module attributes {transform.with_named_sequence} {
       transform.sequence %g : !transform.any_op failures(suppress) {
       ^bb1(%t: !transform.any_op):
         %red = transform.cuvil.tile_sizes %t [16] leading 0 : (!transform.any_op) -> !transform.param<i64>
-        %rvec = transform.cuvil.tile_sizes %t [%red_rows, 16] leading 1
-          : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
         %fill, %part, %comb, %rl = transform.cuvil.tile_reduction_using_for %t by tile_sizes *(%red)
           : (!transform.any_op, !transform.param<i64>)
           -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
         transform.include @cuvil_ew_peel failures(propagate) (%rl) : (!transform.any_op) -> ()
-        %parent = transform.get_parent_op %rl : (!transform.any_op) -> !transform.any_op
-        %pieces = transform.structured.match interface{LinalgOp} in %parent : (!transform.any_op) -> !transform.any_op
-        transform.foreach %pieces : !transform.any_op {
-        ^bb3(%p: !transform.any_op):
-          transform.sequence %p : !transform.any_op failures(suppress) {
-          ^bb4(%pp: !transform.any_op):
-            transform.cuvil.vectorize %pp vector_sizes *(%rvec) : !transform.any_op, !transform.param<i64>
-          }
-        }
+      }
+    }
+    // The pieces: partial accumulators, their fills and merges (RED_ROWS x 16;
+    // the other ops do not fit, but for rows of at most 16, which this
+    // vectorizes whole).
+    %pieces = transform.structured.match interface{LinalgOp} in %loop : (!transform.any_op) -> !transform.any_op
+    transform.foreach %pieces : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      transform.sequence %p : !transform.any_op failures(suppress) {
+      ^bb1(%pp: !transform.any_op):
+        transform.cuvil.vectorize %pp vector_sizes *(%rvec) : !transform.any_op, !transform.param<i64>
       }
     }
     // The elementwise ops left: one row at a time, EW_VEC-wide chunks.
@@ -636,8 +647,8 @@ module attributes {transform.with_named_sequence} {
           : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
         %inner = transform.get_parent_op %chunk {op_name = "scf.for"} : (!transform.any_op) -> !transform.any_op
         transform.include @cuvil_ew_peel failures(propagate) (%inner) : (!transform.any_op) -> ()
-        %pieces = transform.structured.match interface{LinalgOp} in %cl : (!transform.any_op) -> !transform.any_op
-        transform.foreach %pieces : !transform.any_op {
+        %chunks = transform.structured.match interface{LinalgOp} in %cl : (!transform.any_op) -> !transform.any_op
+        transform.foreach %chunks : !transform.any_op {
         ^bb3(%p: !transform.any_op):
           transform.sequence %p : !transform.any_op failures(suppress) {
           ^bb4(%pp: !transform.any_op):

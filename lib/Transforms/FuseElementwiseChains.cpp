@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -137,6 +138,33 @@ bool shouldExpandThroughCollapse(OpOperand *use) {
   return isElementwise(producer) && collapse.getSrc().hasOneUse();
 }
 
+/// cmpf(extf(x), c) -> cmpf(x, c') where c converts exactly to x's type:
+/// softmax's all-masked check (torch-mlir compares each score, extended to
+/// f64, with -inf) then compares 16 f32 lanes per vector instead of 8 f64.
+/// Extension is exact and keeps the order and NaNs, so every predicate
+/// gives the same answer.
+struct CompareBeforeExtension : OpRewritePattern<arith::CmpFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::CmpFOp cmp, PatternRewriter &rewriter) const override {
+    auto ext = cmp.getLhs().getDefiningOp<arith::ExtFOp>();
+    FloatAttr constant;
+    if (!ext || !matchPattern(cmp.getRhs(), m_Constant(&constant)))
+      return failure();
+    auto narrow = dyn_cast<FloatType>(ext.getIn().getType());
+    if (!narrow)
+      return failure();
+    APFloat value = constant.getValue();
+    bool lost = false;
+    if (value.convert(narrow.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost) != APFloat::opOK ||
+        lost)
+      return failure();
+    Value narrowed = arith::ConstantOp::create(rewriter, cmp.getLoc(), narrow, rewriter.getFloatAttr(narrow, value));
+    rewriter.replaceOpWithNewOp<arith::CmpFOp>(cmp, cmp.getPredicate(), ext.getIn(), narrowed);
+    return success();
+  }
+};
+
 struct CuvilFuseElementwiseChainsPass
     : cuvil::impl::CuvilFuseElementwiseChainsBase<CuvilFuseElementwiseChainsPass> {
   void runOnOperation() override {
@@ -153,6 +181,7 @@ struct CuvilFuseElementwiseChainsPass
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, shouldExpandThroughCollapse);
+    patterns.add<CompareBeforeExtension>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -40,15 +40,33 @@ void reportIfAny(linalg::GenericOp generic, ArrayRef<OpOperand *> inputs,
   Value init = linalg::FillOp::create(b, loc, ValueRange{zero8}, ValueRange{empty}).getResult(0);
   SmallVector<Value> ins;
   SmallVector<AffineMap> maps;
+  unsigned loops = generic.getNumLoops();
+  llvm::SmallBitVector unused(loops, true);
+  bool permutations = !inputs.empty();
   for (OpOperand *in : inputs) {
     ins.push_back(in->get());
     maps.push_back(generic.getMatchingIndexingMap(in));
+    permutations &= maps.back().isProjectedPermutation();
+    for (AffineExpr e : maps.back().getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        unused.reset(d.getPosition());
   }
-  // The op's result, unused in the body, gives the loops their sizes (the
-  // inputs alone may not: an embedding's columns come from its output).
-  ins.push_back(generic->getResult(0));
-  maps.push_back(generic.getIndexingMapMatchingResult(generic->getResult(0)));
-  unsigned loops = generic.getNumLoops();
+  // The other loops must run at least once (a 0 x N result reads nothing).
+  SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+  for (unsigned d : unused.set_bits())
+    permutations &= ranges[d] > 0 && !ShapedType::isDynamic(ranges[d]);
+  if (permutations) {
+    // Only the loops the inputs index, whose sizes they give: an
+    // embedding's check runs over its 128 indices, not its 128 x 768
+    // outputs (0.2 ms of BERT-base).
+    for (AffineMap &map : maps)
+      map = compressDims(map, unused);
+    loops -= unused.count();
+  } else {
+    // The op's result, unused in the body, gives the loops their sizes.
+    ins.push_back(generic->getResult(0));
+    maps.push_back(generic.getIndexingMapMatchingResult(generic->getResult(0)));
+  }
   maps.push_back(AffineMap::get(loops, 0, b.getContext()));
   SmallVector<utils::IteratorType> iterators(loops, utils::IteratorType::reduction);
   auto any = linalg::GenericOp::create(

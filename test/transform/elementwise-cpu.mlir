@@ -4,6 +4,8 @@
 // RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s --check-prefix=ENTRY
 // RUN: cuvil-opt %S/Inputs/softmax_chain_13x100.mlir --transform-preload-library=transform-library-paths=%transform_scripts/elementwise_cpu.mlir \
 // RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s --check-prefix=CHAIN
+// RUN: cuvil-opt %S/Inputs/softmax_chain_3x4x16x16.mlir --transform-preload-library=transform-library-paths=%transform_scripts/elementwise_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_elementwise | FileCheck %s --check-prefix=SHORT
 
 // transform_scripts/elementwise_cpu.mlir, sequence by sequence. Every split
 // has its own @__transform_main, which includes the library's sequences (the
@@ -27,6 +29,16 @@
 // CHAIN-NOT:     scf.for
 // CHAIN-NOT:     linalg.
 // CHAIN:         return
+
+// Rows of 16 (a 4-head attention over 16 tokens): the exp of 8 rows is one
+// vector<8x16xf32> (the ops fit the reductions' vector sizes untiled).
+// SHORT-LABEL: func.func @softmax_chain_short_rows
+// SHORT:         scf.for {{.*}} to %c16 step %c8
+// SHORT:           vector.reduction <maximumf>
+// SHORT:           math.exp {{.*}} : vector<8x16xf32>
+// SHORT:           vector.reduction <add>
+// SHORT-NOT:     linalg.
+// SHORT:         return
 
 // cuvil-opt with the script's entry point and default parameters.
 // ENTRY-LABEL: func.func @softmax

@@ -229,3 +229,23 @@ func.func @shared_collapse_source_kept(%x: tensor<128x12x64xf32>) -> (tensor<128
   } -> tensor<128x768xbf16>
   return %0, %2 : tensor<128x12x64xf32>, tensor<128x768xbf16>
 }
+
+// -----
+
+// A compare of an extended value with a constant exact in the narrow type
+// compares in the narrow type (softmax's all-masked check: f32 scores
+// extended to f64 and compared with -inf); 0.1 is not exact in f32.
+// CHECK-LABEL: func.func @compare_before_extension
+// CHECK-DAG:     %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG:     %[[TENTH:.*]] = arith.constant 1.000000e-01 : f64
+// CHECK:         %[[E:.*]] = arith.extf %[[X:.*]] : f32 to f64
+// CHECK:         arith.cmpf oeq, %[[X]], %[[NINF]] : f32
+// CHECK:         arith.cmpf olt, %[[E]], %[[TENTH]] : f64
+func.func @compare_before_extension(%x: f32) -> (i1, i1) {
+  %ninf = arith.constant 0xFFF0000000000000 : f64
+  %tenth = arith.constant 0.1 : f64
+  %e = arith.extf %x : f32 to f64
+  %a = arith.cmpf oeq, %e, %ninf : f64
+  %b = arith.cmpf olt, %e, %tenth : f64
+  return %a, %b : i1, i1
+}
