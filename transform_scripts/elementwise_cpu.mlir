@@ -17,7 +17,16 @@
 //   PAR_MIN_COLS = 3072 columns a rank-2 op needs (with >= 64 rows) for threads.
 // The partial accumulator of a reduction row is 16 wide (one zmm), fixed.
 //
-// It looks at every linalg op directly in a func.func (ops already tiled by an
+// First, row chains: kernels cuvil-outline-kernels marked `cuvil.row_chain`
+// (a softmax's or a layer norm's ops over the same rows, RowChains.h). Their
+// returned op is tiled by RED_ROWS rows (an scf.forall when big, as below)
+// and the chain's other ops are fused into each tile
+// (transform.cuvil.tile_and_fuse_producers); in the tile, every reduction
+// becomes RED_ROWS x 16 partial accumulators, the elementwise ops run one row
+// at a time in EW_VEC chunks, and the intermediates are tile-sized buffers
+// (on the stack: cuvil-stack-tile-buffers). See @cuvil_ew_row_chain.
+//
+// Then it looks at every linalg op directly in a func.func (ops already tiled by an
 // earlier script are inside loops and are left alone) and dispatches with
 // transform.foreach_match, first match wins:
 //   * ops reading or writing i1 tensors: not vectorized (i1 buffers become
