@@ -42,13 +42,19 @@ bool isTileBuffer(memref::AllocOp alloc) {
   int64_t bytes = type.getNumElements() * llvm::divideCeil(type.getElementTypeBitWidth(), 8);
   if (bytes > kMaxStackBytes)
     return false;
+  // Freed in this iteration (a buffer the deallocation passes do not free
+  // here outlives it, e.g. through a yielded view).
+  bool freedHere = false;
   for (Operation *user : alloc->getUsers()) {
     if (user->hasTrait<OpTrait::IsTerminator>())
       return false;
-    if (isa<memref::DeallocOp>(user) && user->getBlock() != block)
-      return false;
+    if (isa<memref::DeallocOp>(user)) {
+      if (user->getBlock() != block)
+        return false;
+      freedHere = true;
+    }
   }
-  return true;
+  return freedHere;
 }
 
 /// The stack pointer saved at the start of the iteration and restored

@@ -46,3 +46,18 @@ func.func @f(%n: index, %out: memref<16x8xf32>) {
   memref.dealloc %top : memref<8xf32>
   return
 }
+
+// A buffer the iteration does not free (it outlives it) stays on the heap.
+// CHECK-LABEL: func.func @not_freed_here
+// CHECK:         scf.for
+// CHECK-NOT:       llvm.intr.stacksave
+// CHECK:           memref.alloc() : memref<8xf32>
+func.func @not_freed_here(%n: index, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %a = memref.alloc() : memref<8xf32>
+    memref.copy %a, %out : memref<8xf32> to memref<8xf32>
+  }
+  return
+}
