@@ -267,6 +267,19 @@ DiagnosedSilenceableFailure cuvil::TileSizesOp::matchOperation(Operation *curren
                                 << " loop(s) of the op";
 }
 
+/// At most one tile size per loop of `target`.
+static DiagnosedSilenceableFailure checkSizeCount(transform::TransformOpInterface transformOp,
+                                                  TilingInterface target, ArrayRef<int64_t> sizes) {
+  size_t loops = target.getLoopIteratorTypes().size();
+  if (sizes.size() <= loops)
+    return DiagnosedSilenceableFailure::success();
+  DiagnosedSilenceableFailure diag = transformOp.emitSilenceableError()
+                                     << "too many tile sizes: " << sizes.size() << " for an op with " << loops
+                                     << " loop(s)";
+  diag.attachNote(target->getLoc()) << "target op";
+  return diag;
+}
+
 //===----------------------------------------------------------------------===//
 // TileUsingForOp
 //===----------------------------------------------------------------------===//
@@ -288,14 +301,8 @@ DiagnosedSilenceableFailure cuvil::TileUsingForOp::apply(TransformRewriter &rewr
       diag.attachNote(op->getLoc()) << "target op";
       return diag;
     }
-    if (tileSizes.size() > tilingInterface.getLoopIteratorTypes().size()) {
-      DiagnosedSilenceableFailure diag =
-          emitSilenceableError() << "too many tile sizes: " << tileSizes.size()
-                                 << " for an op with "
-                                 << tilingInterface.getLoopIteratorTypes().size() << " loop(s)";
-      diag.attachNote(op->getLoc()) << "target op";
-      return diag;
-    }
+    if (DiagnosedSilenceableFailure fits = checkSizeCount(*this, tilingInterface, tileSizes); !fits.succeeded())
+      return fits;
     // As transform.structured.tile_using_for with static sizes: index attrs.
     scf::SCFTilingOptions tilingOptions;
     tilingOptions.setTileSizeComputationFunction([&](OpBuilder &b, Operation *) {
@@ -341,13 +348,8 @@ DiagnosedSilenceableFailure cuvil::TileAndFuseProducersOp::apply(TransformRewrit
   auto target = payload.size() == 1 ? dyn_cast<TilingInterface>(payload.front()) : TilingInterface();
   if (!target)
     return emitSilenceableError() << "expected one TilingInterface op";
-  if (tileSizes.size() > target.getLoopIteratorTypes().size()) {
-    DiagnosedSilenceableFailure diag = emitSilenceableError()
-                                       << "too many tile sizes: " << tileSizes.size() << " for an op with "
-                                       << target.getLoopIteratorTypes().size() << " loop(s)";
-    diag.attachNote(target->getLoc()) << "target op";
-    return diag;
-  }
+  if (DiagnosedSilenceableFailure fits = checkSizeCount(*this, target, tileSizes); !fits.succeeded())
+    return fits;
   scf::SCFTilingOptions tilingOptions;
   tilingOptions.setTileSizes(getAsIndexOpFoldResult(getContext(), tileSizes));
   tilingOptions.setLoopType(getUseForall() ? scf::SCFTilingOptions::LoopType::ForallOp

@@ -6,6 +6,7 @@
 // 25K elements). Where every operand reads the trailing loops contiguously
 // (or not at all: a per-channel scale), those loops are one loop of H*W.
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -53,11 +54,7 @@ bool isCandidate(linalg::GenericOp op) {
   // Gathers and index arithmetic keep their loops (the vectorizer handles
   // them on the original shape); so do ops on i1 (scalar loops, see
   // cuvil-widen-bool-memrefs).
-  bool plain = true;
-  op.getBody()->walk([&](Operation *nested) {
-    if (isa<tensor::ExtractOp, linalg::IndexOp>(nested))
-      plain = false;
-  });
+  bool plain = !cuvil::readsByIndex(op);
   for (Value v : op->getOperands())
     if (getElementTypeOrSelf(v.getType()).isInteger(1))
       plain = false;

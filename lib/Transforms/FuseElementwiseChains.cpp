@@ -24,6 +24,7 @@
 //     expanded to the producer's shape, and the two fuse;
 //   * gathers (tensor.extract, linalg.index) stay where they are.
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -54,18 +55,9 @@ bool isStatic(Operation *op) {
          llvm::all_of(op->getResultTypes(), isStaticType);
 }
 
-bool hasGather(linalg::GenericOp op) {
-  return op.getBody()
-      ->walk([](Operation *nested) {
-        return isa<tensor::ExtractOp, linalg::IndexOp>(nested) ? WalkResult::interrupt()
-                                                               : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 bool isElementwise(linalg::GenericOp op) {
   return op && op.hasPureTensorSemantics() && op.getNumLoops() == op.getNumParallelLoops() &&
-         op.getNumResults() == 1 && isStatic(op) && !hasGather(op) &&
+         op.getNumResults() == 1 && isStatic(op) && !cuvil::readsByIndex(op) &&
          llvm::all_of(op.getIndexingMapsArray(), [](AffineMap m) { return m.isProjectedPermutation(); });
 }
 

@@ -12,6 +12,14 @@
 using namespace mlir;
 using namespace mlir::cuvil;
 
+bool mlir::cuvil::readsByIndex(linalg::GenericOp op) {
+  return op.getBody()
+      ->walk([](Operation *nested) {
+        return isa<tensor::ExtractOp, linalg::IndexOp>(nested) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 Value mlir::cuvil::scalarConstant(OpBuilder &b, Location loc, Type type, double v) {
   if (auto ft = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(ft, v));

@@ -1,7 +1,8 @@
 //===- LoweringUtils.h - IR-building helpers for Cuvil lowering -*- C++ -*-===//
 // Small builders shared by the lowering patterns: dims of (possibly dynamic)
 // tensors, zero/neg-inf constants, broadcast indexing maps, and reductions
-// along one axis expressed as linalg.generic.
+// along one axis expressed as linalg.generic; and which generic bodies read
+// by computed index (gathers), which the elementwise passes leave alone.
 //===----------------------------------------------------------------------===//
 #ifndef CUVIL_LIB_TRANSFORMS_LOWERINGUTILS_H
 #define CUVIL_LIB_TRANSFORMS_LOWERINGUTILS_H
@@ -11,6 +12,12 @@
 #include "mlir/IR/Builders.h"
 
 namespace mlir::cuvil {
+
+/// A body reading memory by computed position (`tensor.extract`, a gather
+/// such as an embedding) or using its loop indices (`linalg.index`): the
+/// passes that reshape, fuse or tile elementwise ops by rows leave these as
+/// they are.
+bool readsByIndex(linalg::GenericOp op);
 
 /// A scalar constant of `type` (float or integer) with value `v`.
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double v);

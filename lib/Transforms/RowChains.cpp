@@ -1,6 +1,6 @@
 //===- RowChains.cpp - ops that can run one row tile at a time together ---===//
 #include "RowChains.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "LoweringUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -19,13 +19,7 @@ std::optional<SmallVector<int64_t>> rowRanges(linalg::GenericOp op) {
   for (size_t i = 0; i + 1 < iterators.size(); ++i)
     if (iterators[i] != utils::IteratorType::parallel)
       return std::nullopt;
-  bool gathers = op.getBody()
-                     ->walk([](Operation *nested) {
-                       return isa<tensor::ExtractOp, linalg::IndexOp>(nested) ? WalkResult::interrupt()
-                                                                              : WalkResult::advance();
-                     })
-                     .wasInterrupted();
-  if (gathers)
+  if (cuvil::readsByIndex(op))
     return std::nullopt;
   // Written a whole row per row (or one value per row, reduced).
   MLIRContext *ctx = op.getContext();
