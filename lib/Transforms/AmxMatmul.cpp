@@ -47,6 +47,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include <algorithm>
+#include <numeric>
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -189,7 +190,8 @@ public:
     cStride = stride(mm.c, 0);
     bStride = stride(mm.b, 1);
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
-    ASource a = copyA(rows, rows16);
+    ASource a = readsAInPlace() ? ASource{mm.a, stride(mm.a, 0)} : copyA(rows, rows16);
+    Value aCopy = a.mem == mm.a ? Value() : a.mem;
     if (tailGroups() > 0)
       bTail = memref::AllocOp::create(b, loc, MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType));
     int64_t staticRows = cast<MemRefType>(mm.a.getType()).getDimSize(0);
@@ -215,7 +217,7 @@ public:
       });
     });
     b.setInsertionPointAfter(panelLoop);
-    for (Value buffer : {a.mem, bTail, cRest})
+    for (Value buffer : {aCopy, bTail, cRest})
       if (buffer)
         memref::DeallocOp::create(b, loc, buffer);
   }
@@ -234,6 +236,27 @@ private:
   int64_t tailGroups() const { return mm.kGroups % kTileRows; }
 
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// Whether the products can read A where it is, without copyA()'s copy:
+  /// whole tiles only (no K tail, a static multiple of 16 rows) and a row
+  /// stride of whole cache lines that spreads a tile's 16 rows over L1's 64
+  /// sets with at most 2 rows per set (gcd(lines, 64) <= 8; L1 has 12 ways).
+  /// ResNet-18 int8's im2col matmuls (K = 576..4608 bytes) and BERT-base's
+  /// 768-wide activations qualify; K = 1024 / 4096 bf16 (2 / 8 KB) do not.
+  /// The copy reads and writes A once more per tile: for a one-panel
+  /// matmul (64 output channels) it doubled the tile loads of A.
+  bool readsAInPlace() const {
+    auto type = cast<MemRefType>(mm.a.getType());
+    int64_t rows = type.getDimSize(0);
+    if (tailGroups() != 0 || ShapedType::isDynamic(rows) || rows % kTileRows != 0)
+      return false;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(strides[0]))
+      return false;
+    int64_t rowBytes = strides[0] * (mm.inType.getIntOrFloatBitWidth() / 8);
+    return rowBytes % kTileRowBytes == 0 && std::gcd(rowBytes / kTileRowBytes, int64_t{64}) <= 8;
+  }
 
   /// A's rows copied to a buffer the products read instead:
   /// - its row stride is A's K (rounded up to whole tiles) plus 64 bytes.

@@ -10,7 +10,8 @@
 // GROUPED-COUNT-2: amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // GROUPED-COUNT-4: amx.tile_mulf
 // The AMX schedule's marked tiles, C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]
-// on buffers, become AMX tile code reading B in place and A from a copy.
+// on buffers, become AMX tile code reading B in place and A from a copy (or in
+// place: whole tiles, a row stride that spreads a tile's rows over L1's sets).
 
 #a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
@@ -137,6 +138,34 @@ func.func @u8s8(%A: memref<64x256x4xi8>, %B: memref<4x256x64x4xi8>, %C: memref<6
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 #c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
 
+// A 3x3 convolution's im2col matmul (K = 576 bytes: 9 cache lines per row, so
+// a tile's 16 rows fall into 16 L1 sets; 64 rows, no K tail): the products read
+// A where it is, no copy (1024-byte rows, as in @u8s8 above, are copied).
+// CHECK-LABEL: func.func @u8s8_in_place
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.for
+// CHECK:           amx.tile_load %arg0[{{.*}}], %{{.*}} : memref<64x144x4xi8> into !amx.tile<16x64xi8>
+// CHECK-NOT:     memref.dealloc
+func.func @u8s8_in_place(%A: memref<64x144x4xi8>, %B: memref<1x144x64x4xi8>, %C: memref<64x1x64xi32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<64x144x4xi8>, memref<1x144x64x4xi8>) outs(%C : memref<64x1x64xi32>) attrs = {cuvil.amx} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
 // A dynamic K: not tile code (the tile types carry K); said so, left as is.
 // CHECK-LABEL: func.func @dynamic_k
 // CHECK:         linalg.generic
@@ -164,14 +193,15 @@ func.func @dynamic_k(%A: memref<64x?x2xbf16>, %B: memref<4x?x64x2xbf16>, %C: mem
 
 // A batched product's forall tile (attention's q.k^T on AMX hosts: loops
 // [b, p, m, 64, k/2, 2], one batch): the unit batch dimension is dropped by
-// rank-reducing subviews, then the same tile code as a matmul's.
+// rank-reducing subviews, then the same tile code as a matmul's (A's 128-byte
+// rows of whole tiles read in place).
 // CHECK-LABEL: func.func @one_batch
 // CHECK-DAG:     %[[A:.*]] = memref.subview %arg0[0, 0, 0, 0] [1, 64, 32, 2] [1, 1, 1, 1] {{.*}} to memref<64x32x2xbf16, strided<[64, 2, 1], offset: ?>>
 // CHECK-DAG:     %[[B:.*]] = memref.subview %arg1[0, 0, 0, 0, 0] [1, 2, 32, 64, 2] [1, 1, 1, 1, 1] {{.*}} to memref<2x32x64x2xbf16, strided<[4096, 128, 2, 1], offset: ?>>
 // CHECK-DAG:     %[[C:.*]] = memref.subview %arg2[0, 0, 0, 0] [1, 64, 2, 64] [1, 1, 1, 1] {{.*}} to memref<64x2x64xf32, strided<[128, 64, 1], offset: ?>>
 // CHECK-NOT:     linalg.generic
 // CHECK:         amx.tile_load %[[C]]
-// CHECK:         amx.tile_load %{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
+// CHECK:         amx.tile_load %[[A]]{{.*}} into !amx.tile<16x32xbf16>
 // CHECK:         amx.tile_load %[[B]]
 // CHECK:         amx.tile_mulf
 // CHECK:         amx.tile_store %[[C]]
