@@ -11,8 +11,8 @@
 // 16-row tile of A is 16 rows of 64 bytes (16 k groups of v), a tile of B 16
 // k groups of 16 columns (64 bytes) with the panel's k-group stride, an
 // accumulator 16 rows of 16 columns with C's row stride. B and C are read in
-// place; A's rows are copied once per op to a buffer whose row stride is not
-// a power of two (see copyA()).
+// place; so is A when its rows are whole tiles (readsAInPlace()), else they
+// are copied once per op to a zero-padded buffer (see copyA()).
 //
 // Per panel, K in chunks of kStepsPerChunk tile products (unrolled); per
 // chunk, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8
@@ -47,7 +47,6 @@
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include <algorithm>
-#include <numeric>
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -238,13 +237,18 @@ private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
   /// Whether the products can read A where it is, without copyA()'s copy:
-  /// whole tiles only (no K tail, a static multiple of 16 rows) and a row
-  /// stride of whole cache lines that spreads a tile's 16 rows over L1's 64
-  /// sets with at most 2 rows per set (gcd(lines, 64) <= 8; L1 has 12 ways).
-  /// ResNet-18 int8's im2col matmuls (K = 576..4608 bytes) and BERT-base's
-  /// 768-wide activations qualify; K = 1024 / 4096 bf16 (2 / 8 KB) do not.
-  /// The copy reads and writes A once more per tile: for a one-panel
-  /// matmul (64 output channels) it doubled the tile loads of A.
+  /// whole tiles only (no K tail, a static multiple of 16 rows) and rows that
+  /// start on cache lines (a static row stride of whole 64-byte lines). The
+  /// copy reads and writes A once more per forall tile (the tiles of one row
+  /// block each copy it): for a one-panel matmul (64 output channels) it
+  /// doubled the tile loads of A. Its padded row stride was for strides of
+  /// a power of two (K = 4096 bf16 puts a tile's 16 rows into one L1 set:
+  /// session 15 measured 64x4096x4096 with K = 4096 1.37x the time of K =
+  /// 4128), yet the MLP below, which has such a layer, is faster without it.
+  /// Measured without the copy, interleaved processes, Xeon model 167:
+  /// BERT-base bf16 0.88x (2 threads) and 0.91x (1), then 0.96x / 0.98x with
+  /// its 6 KB rows in place too; MLP 64x1024-4096-4096-1024 bf16 0.91x /
+  /// 0.93x; ResNet-18 int8 0.90x (1 thread).
   bool readsAInPlace() const {
     auto type = cast<MemRefType>(mm.a.getType());
     int64_t rows = type.getDimSize(0);
@@ -254,16 +258,13 @@ private:
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(strides[0]))
       return false;
-    int64_t rowBytes = strides[0] * (mm.inType.getIntOrFloatBitWidth() / 8);
-    return rowBytes % kTileRowBytes == 0 && std::gcd(rowBytes / kTileRowBytes, int64_t{64}) <= 8;
+    return strides[0] * (mm.inType.getIntOrFloatBitWidth() / 8) % kTileRowBytes == 0;
   }
 
-  /// A's rows copied to a buffer the products read instead:
-  /// - its row stride is A's K (rounded up to whole tiles) plus 64 bytes.
-  ///   A's own stride is a power of two in most models (K = 1024, 4096: 2, 8
-  ///   KB), which puts the 16 rows of a tile into one or two L1 sets: they
-  ///   evict each other (64x4096x4096 bf16: 5.6 ms with K = 4096, 4.1 ms with
-  ///   K = 4128, the same process);
+  /// A's rows copied to a buffer the products read instead, where
+  /// readsAInPlace() says no:
+  /// - its row stride is A's K (rounded up to whole tiles) plus 64 bytes (not
+  ///   a power of two, see readsAInPlace());
   /// - the K tail is zero-padded to a whole tile and the rows to a multiple
   ///   of 16, so every product reads whole 16 x 64-byte tiles.
   /// The whole tiles are copied by the tile unit itself (a load and a store

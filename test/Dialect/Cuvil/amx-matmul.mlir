@@ -11,7 +11,7 @@
 // GROUPED-COUNT-4: amx.tile_mulf
 // The AMX schedule's marked tiles, C[m][p][64] += A[m][k/v][v] * B[p][k/v][64][v]
 // on buffers, become AMX tile code reading B in place and A from a copy (or in
-// place: whole tiles, a row stride that spreads a tile's rows over L1's sets).
+// place when its rows are whole tiles).
 
 #a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
@@ -138,9 +138,9 @@ func.func @u8s8(%A: memref<64x256x4xi8>, %B: memref<4x256x64x4xi8>, %C: memref<6
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 #c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
 
-// A 3x3 convolution's im2col matmul (K = 576 bytes: 9 cache lines per row, so
-// a tile's 16 rows fall into 16 L1 sets; 64 rows, no K tail): the products read
-// A where it is, no copy (1024-byte rows, as in @u8s8 above, are copied).
+// A 3x3 convolution's im2col matmul (K = 576 bytes: whole tiles, rows of 9
+// cache lines; 64 rows): the products read A where it is, no copy (@bf16
+// above, with a K tail and dynamic rows, reads A from its padded copy).
 // CHECK-LABEL: func.func @u8s8_in_place
 // CHECK-NOT:     memref.alloc
 // CHECK:         scf.for
