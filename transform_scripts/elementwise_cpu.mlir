@@ -14,7 +14,7 @@
 //   EW_ROWS = 8         rows per tile of elementwise ops and of ops on i1;
 //   EW_VEC = 64         vector width (elements) of elementwise ops;
 //   RED_ROWS = 8        rows per tile of row reductions (that many accumulators);
-//   PAR_MIN_COLS = 3072 columns a rank-2 op needs (with >= 64 rows) for threads.
+//   PAR_MIN_COLS = 768  columns a rank-2 op needs (with >= 64 rows) for threads.
 // The partial accumulator of a reduction row is 16 wide (one zmm), fixed.
 //
 // First, row chains: kernels cuvil-outline-kernels marked `cuvil.row_chain`
@@ -57,8 +57,13 @@
 //     embeddings) and linalg.index are handled by the vectorizer.
 // Big ops get an scf.forall for the row tiles, small ones scf.for loops: with
 // more than one thread every scf.forall becomes an async-parallel-for region,
-// which costs ~0.1 ms of task wake-up on the test VM, more than the whole work
-// of e.g. a 128x768 layer-norm step (~0.01-0.02 ms). See @cuvil_ew_big.
+// whose task hand-off once cost ~0.1 ms on the test VM (more than a 128x768
+// layer-norm step). With the runtime's spinning workers 128 x 768 ops pay:
+// PAR_MIN_COLS 3072 -> 768 (layer norm, softmax rows, bias adds, GELU of
+// transformers at seq 128), 2 threads, interleaved, Xeon model 167: BERT-base
+// bf16 0.97-0.98x the time, GPT-2 fp32 0.95x, ResNet-18 int8 0.97x. A small
+// serial kernel also reads what the other core's matmul tiles just wrote
+// (BERT's layer norm took 1.1 ms at 1 thread, 1.5 at 2). See @cuvil_ew_big.
 // Then, per function: permuted/masked transfers lowered, unit dims dropped,
 // canonicalize + CSE, loop-invariant-subset-hoisting (reduction accumulators in
 // registers), multi_reduction -> horizontal reductions, 16x16 shuffle
@@ -82,7 +87,7 @@ module attributes {transform.with_named_sequence} {
     %ew_rows = transform.param.constant 8 : i64 -> !transform.param<i64>
     %ew_vec = transform.param.constant 64 : i64 -> !transform.param<i64>
     %red_rows = transform.param.constant 8 : i64 -> !transform.param<i64>
-    %min_cols = transform.param.constant 3072 : i64 -> !transform.param<i64>
+    %min_cols = transform.param.constant 768 : i64 -> !transform.param<i64>
     transform.include @cuvil_elementwise_schedule failures(propagate)
         (%root, %ew_rows, %ew_vec, %red_rows, %min_cols)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,

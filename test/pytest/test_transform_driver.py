@@ -95,7 +95,7 @@ def test_shipped_scripts_declare_their_parameters():
         "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64, "TNP": 4, "TKP": 768}
     assert transform.parameters(transform.load("batch_matmul_cpu")) == {"TM": 64, "RM": 4, "RN": 64}
     assert transform.parameters(transform.load("elementwise_cpu"), "cuvil_elementwise") == {
-        "EW_ROWS": 8, "EW_VEC": 64, "RED_ROWS": 8, "PAR_MIN_COLS": 3072}
+        "EW_ROWS": 8, "EW_VEC": 64, "RED_ROWS": 8, "PAR_MIN_COLS": 768}
     assert transform.parameters(transform.load("matmul_bias_relu_fusion")) == {
         "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64}
     assert transform.parameters(transform.load("conv_cpu"), "cuvil_conv_cpu") == {}
