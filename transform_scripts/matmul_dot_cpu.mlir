@@ -77,14 +77,18 @@
 // tiles read straight from the packed layouts), and convert-vector-to-llvm
 // {enable-amx} lowers it. A marked op that pass cannot take (dynamic K) gets
 // a remark and runs as loops.
-//   AMX_TNP, AMX_TM = 64      scf.forall tile: AMX_TNP panels x 64 rows (two
-//                             32-row blocks of 2 x 2 accumulators). bf16: 2
-//                             panels (128 columns), int8: 4 (256). bf16 with
-//                             2 instead of 4, interleaved, Xeon model 167:
-//                             BERT-base 0.94x the time (2 threads: twice the
-//                             tiles of its 768-wide layers, 12 for 2 threads),
-//                             0.96x (1 thread); the MLP unchanged. int8 with 2:
-//                             BERT-base 0.97x, ResNet-18 1.05x (2 threads).
+//   AMX_TNP, AMX_TM           scf.forall tile: AMX_TNP panels x AMX_TM rows
+//                             (blocks of 32 rows, 2 x 2 accumulators).
+//                             int8: 4 panels (256 columns) x 64 rows; bf16: 1
+//                             panel x 128 rows (12 tiles for 2 threads on a
+//                             128 x 768 layer, each reading its B panel once).
+//                             Interleaved, Xeon model 167, bf16 time new / old:
+//                             4 x 64 -> 2 x 64 BERT-base 0.94x (2 threads),
+//                             0.96x (1), the MLP unchanged; 2 x 64 -> 1 x 128
+//                             BERT-base 0.98x (2), 0.97x (1), MLP 64x1024-4096-
+//                             4096-1024 0.99x / 0.92x, 1024^3 0.98x / 1.02x.
+//                             int8 with 2 x 64: BERT-base 0.97x, ResNet-18
+//                             1.05x (2 threads).
 // =============================================================================
 module attributes {transform.with_named_sequence} {
 
@@ -286,7 +290,7 @@ module attributes {transform.with_named_sequence} {
   }
 
   // One batch x AMX_TNP panels x AMX_TM rows per forall tile (BERT-base's
-  // 12 heads x 2 row blocks: 24 tiles), loops interchanged to
+  // q.k^T: 12 heads x 2 panels, 24 tiles; p.v: 12), loops interchanged to
   // [b, n/64, m, 64, k/2, 2]: cuvil-amx-matmul's order with the batch first,
   // which it drops (a tile holds one batch).
   transform.named_sequence @cuvil_amx_bmm_cpu(%op: !transform.any_op {transform.consumed},
@@ -318,8 +322,8 @@ module attributes {transform.with_named_sequence} {
   // only the VNNI matmuls of the other type): bf16 on AMX-BF16, int8 on
   // AMX-INT8.
   transform.named_sequence @cuvil_amx_bf16(%root: !transform.any_op {transform.readonly}) {
-    %tnp = transform.param.constant 2 : i64 -> !transform.param<i64>
-    %tm = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %tnp = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %tm = transform.param.constant 128 : i64 -> !transform.param<i64>
     transform.include @cuvil_amx_bf16_schedule failures(propagate) (%root, %tnp, %tm)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
