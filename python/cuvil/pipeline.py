@@ -581,7 +581,8 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "writes them as AMX tile code; the runtime library asks Linux for the tile state when it loads. "
              "On AMX-BF16 hosts `raise` runs "
              + " or ".join(f"`{e}`" for e in scheduling.AMX_BF16_PACK_ENTRIES.values())
-             + " (without / with int8 dot products), which also packs attention's batched products, and with "
+             + " (no int8 dot products / int8 on vpdpbusd / on AMX-INT8 tiles), which also packs attention's "
+             "batched products and pads the K of the matmuls the tiles take to whole 64-byte tile rows, and with "
              "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "
              "those products run on the tiles too.\n",
              "### with profile=True\n",

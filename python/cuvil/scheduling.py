@@ -54,9 +54,12 @@ PACK_ENTRIES = {(False, False): PACK_ENTRY,
                 (True, True): "cuvil_pack_matmul_rhs_bf16_int8_vnni"}
 #: On AMX-BF16 hosts: the same, and attention's bf16 batched products (the
 #: raise step narrows them there, batched_bf16_contractions) packed per
-#: batch for the AMX tiles: int8 dot -> entry.
-AMX_BF16_PACK_ENTRIES = {False: "cuvil_pack_matmul_rhs_amx_bf16",
-                         True: "cuvil_pack_matmul_rhs_amx_bf16_int8"}
+#: batch for the AMX tiles; K padded to whole tile rows for the matmuls the
+#: tiles take (cuvil-amx-matmul then reads A in place): int8 kernel
+#: (None, "dot", "amx") -> entry.
+AMX_BF16_PACK_ENTRIES = {None: "cuvil_pack_matmul_rhs_amx_bf16",
+                         "dot": "cuvil_pack_matmul_rhs_amx_bf16_int8",
+                         "amx": "cuvil_pack_matmul_rhs_amx_bf16_int8_tiles"}
 
 
 def amx_bf16(features: FrozenSet[str]) -> bool:
@@ -91,7 +94,7 @@ def pack_entry(features: FrozenSet[str]) -> str:
     AMX kernel takes (both read the same panels)."""
     int8 = int8_dot_product(features) or amx_int8(features)
     if amx_bf16(features):
-        return AMX_BF16_PACK_ENTRIES[int8]
+        return AMX_BF16_PACK_ENTRIES["amx" if amx_int8(features) else "dot" if int8 else None]
     return PACK_ENTRIES[bf16_dot_product(features), int8]
 
 

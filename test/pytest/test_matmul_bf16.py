@@ -166,6 +166,19 @@ def test_amx(m, k, n):
 AMX_BATCHED = ("cuvil_pack_matmul_rhs_amx_bf16",) + AMX[1:]
 
 
+# The AMX hosts' packing pads K to whole 32-value tile rows first (33 -> 64,
+# 1040 -> 1056): the kernel then reads A in place, with no K tail; 768 has
+# nothing to pad.
+@needs_amx
+@pytest.mark.parametrize("m,k,n", [(37, 33, 200), (130, 1040, 257), (128, 768, 256)])
+def test_amx_pads_k_to_tile_rows(m, k, n):
+    scheduled, llvm_ir = check_linear(m, k, n, AMX_BATCHED)
+    padded = -(-k // 32) * 32
+    assert f"tensor<{m}x{padded // 2}x2xbf16>" in scheduled
+    assert ("tensor.pad" in scheduled) == (padded != k)
+    assert "cuvil.amx" in scheduled and "llvm.x86.tdpbf16ps.internal" in llvm_ir
+
+
 def batched_generic(b, m, k, n, loops):
     """C[b] = A[b] @ B[b] as cuvil-lower-to-linalg's batched linalg.generic
     (loops [b, m, k, n], or [b, m, n, k]) after

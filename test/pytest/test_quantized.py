@@ -182,6 +182,9 @@ def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
         # Marked for cuvil-amx-matmul, which writes it as tile code.
         assert "cuvil.amx" in kernel
         assert "llvm.x86.tdpbusd.internal" in fast.last_signature.ir["llvm_ir"]
+        # K padded to whole 64-byte tile rows (100 -> 128: 32 quads), so the
+        # tiles read A in place.
+        assert f"x{-(-k // 64) * 16}x4xi8>" in kernel
         return
     # Scheduled, not left to scalar loops: the products are vector code.
     assert not re.search(r"arith\.muli [^\n]*: i32\n", kernel)

@@ -1,10 +1,17 @@
 // RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
 // RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_int8_vnni | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --transform-preload-library=transform-library-paths=%transform_scripts/pack_cpu.mlir \
+// RUN:   --transform-interpreter=entry-point=cuvil_pack_matmul_rhs_amx_bf16_int8_tiles -canonicalize \
+// RUN:   | FileCheck %s --check-prefix=TILES
 
 // int8 x int8 -> int32: A reshaped to k quads, B repacked into quad panels
 // [3][64][64][4], C reshaped as for fp32: the rank-5 contraction
 // cuvil-unsigned-int8-lhs and matmul_dot_cpu.mlir take.
 // CHECK-LABEL: func.func @int8
+// On AMX hosts K = 256 is already whole 64-byte tile rows: nothing padded.
+// TILES-LABEL: func.func @int8
+// TILES-NOT:     tensor.pad
+// TILES:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>)
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [32, 64, 4] : tensor<32x256xi8> into tensor<32x64x4xi8>
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<64x4x3x64xi8>) outs(%{{.*}} : tensor<3x64x64x4xi8>) permutation = [2, 0, 3, 1]
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]
@@ -22,6 +29,15 @@ func.func @int8(%a: tensor<32x256xi8>, %b: tensor<256x192xi8>) -> tensor<32x192x
 // K = 250 (not a multiple of 4): A and B padded with zero k rows; f32
 // matmuls keep the plain 64-column panels.
 // CHECK-LABEL: func.func @odd_k_and_f32
+// On AMX hosts K is padded to whole tile rows (256 = 4 x 64) instead, so
+// that cuvil-amx-matmul reads A in place: 64 quads, B's zero rows padded
+// once (a weight's pad runs in main_prepack).
+// TILES-LABEL: func.func @odd_k_and_f32
+// TILES:         tensor.pad %{{.*}} low[0, 0] high[0, 6]
+// TILES:         tensor<32x250xi8> to tensor<32x256xi8>
+// TILES:         tensor.pad %{{.*}} low[0, 0] high[6, 0]
+// TILES:         tensor<250x192xi8> to tensor<256x192xi8>
+// TILES:         ins(%{{.*}}, %{{.*}} : tensor<32x64x4xi8>, tensor<3x64x64x4xi8>) outs(%{{.*}} : tensor<32x3x64xi32>)
 // CHECK:         tensor.pad
 // CHECK:         tensor<32x63x4xi8>
 // CHECK:         tensor<3x63x64x4xi8>
