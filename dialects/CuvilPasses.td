@@ -197,8 +197,13 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
     its rows are whole tiles on cache lines (else from a copy of A with K
     and rows zero-padded to whole tiles):
     blocks of 32 rows x 32 columns (four accumulators), then 16 rows, then
-    the last rows % 16 through a 16-row C buffer. A marked op that is not such a contraction gets
-    a remark and stays a loop nest.
+    the last rows % 16 through a 16-row C buffer. The accumulators start
+    from the tile's init where the schedule fused one before the op and
+    marked it `cuvil.amx_init`: a zero fill (`amx.tile_zero`) or the
+    broadcast of a `[panels][64]` row down C's rows (a tile load with row
+    stride 0); the init is then erased, so C is not written by it and read
+    back. Any other marked init stays and the tiles read C. A marked op that
+    is not such a contraction gets a remark and stays a loop nest.
   }];
   let options = [
     Option<"prefetchGroups", "prefetch-groups", "int64_t", /*default=*/"64",

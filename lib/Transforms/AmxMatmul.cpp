@@ -30,7 +30,11 @@
 // 22: halves inside the chunks 0.86-0.91x the time on bf16 BERT-base's 72
 // linear layers and 64x1024-4096-4096-1024; then K chunks outside the row
 // blocks 0.93-0.96x on 128x768x3072 and 0.84-0.95x on that MLP.)
-// The accumulators are loaded from C before a chunk and stored after it.
+// The accumulators are loaded from C before a chunk and stored after it;
+// before the first chunk they start from the tile's init instead, where the
+// schedule fused one and marked it `cuvil.amx_init` (see AccInit): zeros
+// (tilezero) or a row broadcast down the rows (a tile load with stride 0),
+// and the init op goes. C is then not written by the init and read back.
 // They are not carried across an scf.for instead: a loop-carried !amx.tile
 // becomes a block argument that convert-cf-to-llvm cannot type (upstream's
 // AMX type conversion lives in convert-vector-to-llvm only). With 8
@@ -53,6 +57,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILAMXMATMUL
@@ -159,6 +164,55 @@ FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
   return mm;
 }
 
+/// Where the accumulators start: the schedule's fused init (`cuvil.amx_init`)
+/// when it is a zero fill (tilezero) or the broadcast of one row of C's
+/// columns down its rows, `row[panel][0 : 64]` (int8's zero-point correction
+/// per column, a bias), loaded with row stride 0; else C as it is.
+struct AccInit {
+  Operation *op = nullptr; // the init, erased once the tiles start from it
+  Value row;               // [panels][64] for a broadcast; null for zeros
+};
+
+constexpr StringLiteral kAmxInitMarker = "cuvil.amx_init";
+
+/// `op`'s marked init, if the accumulators can start from it: the closest
+/// marked op before `op` in its block that writes `op`'s C.
+AccInit findInit(linalg::GenericOp op, const AmxContraction &mm) {
+  Value c = op.getDpsInitOperand(0)->get();
+  Operation *init = nullptr;
+  for (Operation *prev = op->getPrevNode(); prev && !init; prev = prev->getPrevNode())
+    if (prev->hasAttr(kAmxInitMarker))
+      init = prev;
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(init);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getDpsInitOperand(0)->get() != c)
+    return {};
+  if (auto fill = dyn_cast<linalg::FillOp>(init)) {
+    Value v = fill.getInputs()[0];
+    if (matchPattern(v, m_Zero()) || matchPattern(v, m_AnyZeroFloat()))
+      return {init, Value()};
+    return {};
+  }
+  // A broadcast: yields its one input, which is indexed by C's panel and
+  // column loops only (the last two), with unit stride along the columns.
+  auto generic = cast<linalg::GenericOp>(init);
+  if (generic.getNumDpsInputs() != 1 || generic.getNumReductionLoops() != 0)
+    return {};
+  auto yield = cast<linalg::YieldOp>(generic.getBlock()->getTerminator());
+  if (yield.getValues().size() != 1 || yield.getValues()[0] != generic.getBlock()->getArgument(0))
+    return {};
+  unsigned n = generic.getNumLoops();
+  MLIRContext *ctx = op.getContext();
+  AffineMap rowMap = AffineMap::get(n, 0, {getAffineDimExpr(n - 2, ctx), getAffineDimExpr(n - 1, ctx)}, ctx);
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  Value row = generic.getDpsInputOperand(0)->get();
+  auto rowType = dyn_cast<MemRefType>(row.getType());
+  if (maps[0] != rowMap || !maps[1].isIdentity() || !rowType || rowType.getElementType() != mm.accType ||
+      !rowType.areTrailingDimsContiguous(1))
+    return {};
+  return {init, row};
+}
+
 /// Where a block's products read A: rows of `mem` (A's padded copy, K tail
 /// included) with `stride`.
 struct ASource {
@@ -171,6 +225,7 @@ struct KRange {
   Value from;
   int64_t steps;
   bool withTail;
+  bool first = false; // the accumulators start from the init (AccInit)
 };
 
 /// C's indices of (row, column in the half panel).
@@ -179,8 +234,9 @@ using CIndices = std::function<SmallVector<Value>(Value, Value)>;
 /// Emits the tile code of one contraction in place of `op`.
 class AmxEmitter {
 public:
-  AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm, int64_t prefetchGroups, bool interleaveLoads)
-      : b(b), loc(loc), mm(mm), prefetchGroups(prefetchGroups), interleaveLoads(interleaveLoads) {}
+  AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm, const AccInit &init, int64_t prefetchGroups,
+             bool interleaveLoads)
+      : b(b), loc(loc), mm(mm), init(init), prefetchGroups(prefetchGroups), interleaveLoads(interleaveLoads) {}
 
   void emit() {
     Value c0 = index(0);
@@ -210,7 +266,8 @@ public:
     // two together read each 256-byte k-group row of B's panel whole, and
     // the chunk's B (32 KB) stays in L1 for the next row block.
     forKRanges([&](const KRange &k) {
-      forRowBlocks(rows, rows16, rows32, p, [&](int rowTiles, Value m, Value c, Value cRowStride, const CIndices &at) {
+      forRowBlocks(rows, rows16, rows32, p, k.first, [&](int rowTiles, Value m, Value c, Value cRowStride,
+                                                         const CIndices &at) {
         for (int64_t h = 0; h < kPanel; h += 32)
           block(rowTiles, m, a, p, index(h), c, cRowStride, at, k);
       });
@@ -225,6 +282,7 @@ private:
   OpBuilder &b;
   Location loc;
   const AmxContraction &mm;
+  const AccInit &init;
   int64_t prefetchGroups;
   bool interleaveLoads;
   Value bStride, cStride;
@@ -433,8 +491,16 @@ private:
     auto loadAcc = [&]() {
       SmallVector<Value> acc;
       for (int i = 0; i < rowTiles; ++i)
-        for (int j = 0; j < 2; ++j)
-          acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cAt(i, j), cRowStride));
+        for (int j = 0; j < 2; ++j) {
+          if (!k.first)
+            acc.push_back(amx::TileLoadOp::create(b, loc, accTile, c, cAt(i, j), cRowStride));
+          else if (!init.row)
+            acc.push_back(amx::TileZeroOp::create(b, loc, accTile));
+          else   // the row's 16 columns in every row of the tile
+            acc.push_back(amx::TileLoadOp::create(b, loc, accTile, init.row,
+                                                  ValueRange{p, arith::AddIOp::create(b, loc, h, colOf(j))},
+                                                  index(0)));
+        }
       return acc;
     };
     auto storeAcc = [&](ArrayRef<Value> acc) {
@@ -452,18 +518,26 @@ private:
 
   /// Calls `body` for each K range: whole chunks of kStepsPerChunk products in
   /// a loop, then the remaining products and the zero-padded K tail.
+  /// With an init, the first range (a chunk, or all of K when shorter) is
+  /// emitted on its own, its accumulators starting from the init.
   void forKRanges(const std::function<void(const KRange &)> &body) {
-    int64_t fullSteps = fullGroups() / kTileRows;
-    int64_t chunks = fullSteps / kStepsPerChunk, tailSteps = fullSteps % kStepsPerChunk;
+    int64_t fullSteps = fullGroups() / kTileRows, done = 0;
+    if (init.op) {
+      done = std::min(fullSteps, kStepsPerChunk);
+      body(KRange{index(0), done, done == fullSteps && tailGroups() > 0, /*first=*/true});
+      if (done == fullSteps)
+        return;
+    }
+    int64_t chunks = (fullSteps - done) / kStepsPerChunk, tailSteps = (fullSteps - done) % kStepsPerChunk;
+    int64_t from = done * kTileRows, end = from + chunks * kStepsPerChunk * kTileRows;
     if (chunks > 0) {
-      auto kLoop = scf::ForOp::create(b, loc, index(0), index(chunks * kStepsPerChunk * kTileRows),
-                                      index(kStepsPerChunk * kTileRows));
+      auto kLoop = scf::ForOp::create(b, loc, index(from), index(end), index(kStepsPerChunk * kTileRows));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       body(KRange{kLoop.getInductionVar(), kStepsPerChunk, false});
     }
     if (tailSteps > 0 || tailGroups() > 0)
-      body(KRange{index(chunks * kStepsPerChunk * kTileRows), tailSteps, tailGroups() > 0});
+      body(KRange{index(end), tailSteps, tailGroups() > 0});
   }
 
   using RowBlockBody = std::function<void(int rowTiles, Value m, Value c, Value cRowStride, const CIndices &)>;
@@ -471,7 +545,7 @@ private:
   /// Calls `body` for the row blocks of the half panel (p, h): blocks of 32
   /// rows, then of 16, then the last rows % 16 (A's are zero-padded to 16 by
   /// copyA; C's are copied to a 16-row buffer and back).
-  void forRowBlocks(Value rows, Value rows16, Value rows32, Value p, const RowBlockBody &body) {
+  void forRowBlocks(Value rows, Value rows16, Value rows32, Value p, bool first, const RowBlockBody &body) {
     Value c0 = index(0);
     CIndices cIndices = [&, p](Value row, Value col) -> SmallVector<Value> { return {row, p, col}; };
     for (auto [from, to, rowTiles] : {std::tuple{c0, rows32, 2}, std::tuple{rows32, rows16, 1}}) {
@@ -493,7 +567,8 @@ private:
     CIndices bufIndices = [&, m](Value row, Value col) -> SmallVector<Value> {
       return {arith::SubIOp::create(b, loc, row, m), col};
     };
-    copyRows(cRows, count, cRest, Value(), kPanel);
+    if (!first)   // the first range's accumulators start from the init
+      copyRows(cRows, count, cRest, Value(), kPanel);
     body(1, m, cRest, index(kPanel), bufIndices);
     copyRows(cRest, count, cRows, Value(), kPanel);
   }
@@ -542,8 +617,11 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
         op->removeAttr(kAmxMarker);
         continue;
       }
-      AmxEmitter(b, op.getLoc(), *mm, prefetchGroups, interleaveLoads).emit();
+      AccInit init = findInit(op, *mm);
+      AmxEmitter(b, op.getLoc(), *mm, init, prefetchGroups, interleaveLoads).emit();
       op.erase();
+      if (init.op)
+        init.op->erase();
     }
   }
 };

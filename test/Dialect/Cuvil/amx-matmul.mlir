@@ -247,3 +247,108 @@ func.func @two_batches(%A: memref<2x64x32x2xbf16>, %B: memref<2x2x32x64x2xbf16>,
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+#row = affine_map<(d0, d1, d2) -> (d1, d2)>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// The schedule's fused init (`cuvil.amx_init`), int8's zero-point correction
+// per column broadcast down C's rows: the first K chunk's accumulators are
+// loaded from its row with stride 0, the init goes; the next range (K = 144
+// groups: a chunk of 8 products, then 1) reads them back from C.
+// CHECK-LABEL: func.func @u8s8_row_init
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK-COUNT-4:     amx.tile_load %arg3[%{{.*}}, %{{.*}}], %c0{{.*}} : memref<2x64xi32> into !amx.tile<16x16xi32>
+// CHECK-COUNT-32:    amx.tile_muli
+// CHECK-COUNT-4:     amx.tile_store %arg2
+// CHECK:           scf.for
+// CHECK-COUNT-4:     amx.tile_load %arg2
+// CHECK-COUNT-4:     amx.tile_muli
+// CHECK-COUNT-4:     amx.tile_store %arg2
+func.func @u8s8_row_init(%A: memref<64x144x4xi8>, %B: memref<2x144x64x4xi8>, %C: memref<64x2x64xi32>,
+                         %R: memref<2x64xi32>) {
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%R : memref<2x64xi32>) outs(%C : memref<64x2x64xi32>) attrs = {cuvil.amx_init} {
+  ^bb0(%r: i32, %o: i32):
+    linalg.yield %r : i32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<64x144x4xi8>, memref<2x144x64x4xi8>) outs(%C : memref<64x2x64xi32>) attrs = {cuvil.amx} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extui %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// A zero fill: the accumulators start as tilezero (K = 32 pairs, one range,
+// rows 40 = 32 + 8: the last 8 rows' 16-row buffer is not filled from C
+// first).
+// CHECK-LABEL: func.func @bf16_zero_init
+// CHECK-NOT:     linalg.fill
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK-COUNT-4:     amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK-NOT:         amx.tile_load %arg2
+// CHECK:           scf.if
+// CHECK-NOT:         vector.transfer_read %{{.*}} : memref<8x64xf32
+// CHECK-COUNT-2:     amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:             vector.transfer_read %{{.*}} : memref<16x64xf32>, vector<16xf32>
+func.func @bf16_zero_init(%A: memref<40x32x2xbf16>, %B: memref<1x32x64x2xbf16>, %C: memref<40x1x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {cuvil.amx_init} ins(%zero : f32) outs(%C : memref<40x1x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<40x32x2xbf16>, memref<1x32x64x2xbf16>) outs(%C : memref<40x1x64xf32>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// A fill of another value: the init stays and the tiles read C.
+// CHECK-LABEL: func.func @one_fill_stays
+// CHECK:         linalg.fill
+// CHECK-NOT:     amx.tile_zero
+// CHECK:         amx.tile_load %arg2
+func.func @one_fill_stays(%A: memref<32x32x2xbf16>, %B: memref<1x32x64x2xbf16>, %C: memref<32x1x64xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill {cuvil.amx_init} ins(%one : f32) outs(%C : memref<32x1x64xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%A, %B : memref<32x32x2xbf16>, memref<1x32x64x2xbf16>) outs(%C : memref<32x1x64xf32>) attrs = {cuvil.amx} {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xf = arith.extf %x : bf16 to f32
+    %yf = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
