@@ -427,12 +427,23 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
     out[OH*OW][F] = cols x W^T, which the matmul schedules and pack_cpu
     match and whose weight side cuvil-split-prepack hoists, takes dilated
     convs too, and only batch-1 f32 convs with enough channels.
+
+    With `int8-k-multiple` (64 on AMX-INT8 hosts: the bytes of a tile row),
+    an int8 conv whose K is not a multiple of it gathers windows of more
+    taps and longer runs instead, K rounded up to the multiple (the ResNet
+    stem's 7 x 21 = 147 bytes -> 8 x 24 = 192): the extra elements are the
+    input's next pixels and rows, read in bounds, and their weights are
+    zero. The VNNI packing then has no K to pad, which took a copy of the
+    whole gathered matrix per call.
   }];
   let options = [
     Option<"minInputChannels", "min-input-channels", "int64_t", /*default=*/"16",
            "convs with fewer input channels are left alone">,
     Option<"minOutputChannels", "min-output-channels", "int64_t", /*default=*/"32",
-           "convs with fewer output channels are left alone">
+           "convs with fewer output channels are left alone">,
+    Option<"int8KMultiple", "int8-k-multiple", "int64_t", /*default=*/"0",
+           "int8 convs: gather windows of more taps and longer runs so that K is a multiple of this "
+           "(0: KH x KW*C as it is)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];

@@ -30,10 +30,43 @@ namespace {
 /// contiguous rows. With d1 = 1 the window's (kw, c) are one run of kw*C
 /// elements of the input's row (HWC is [H][W*C]): the gather's rows are that
 /// long, not C (the int8 stem, C = 3: 0.62 ms as rows of 3 bytes).
+/// The gather's window as taps x run length: KH x KW*C, or with a
+/// WindowLayout more of both (K a multiple of the tile rows).
+struct WindowLayout {
+  int64_t taps, run;
+};
+
+/// For int8 convs with `kMultiple` (AMX hosts: 64, the bytes of a tile row)
+/// whose K = KH*KW*C is not a multiple of it, with dilation 1 along W: a
+/// window of taps' >= KH rows of run' >= KW*C input elements with taps' x
+/// run' = K rounded up to the multiple (the ResNet stem: 7 x 21 = 147 ->
+/// 8 x 24 = 192). The extra elements are the input's own (the next pixels
+/// of the row, the next row) and their weights are zero, so the products
+/// are unchanged; every read stays inside the padded input. Without it, the
+/// VNNI packing padded the 147-byte rows to whole tile rows by a copy of
+/// the gathered matrix on every call (pack_cpu's @cuvil_pack_rhs_vnni4_tiles).
+/// None fits: KH x KW*C.
+WindowLayout windowLayout(const ConvShape &s, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                          int64_t kMultiple, bool int8) {
+  WindowLayout plain{s.kh, s.kw * s.c};
+  int64_t k = s.kh * s.kw * s.c;
+  if (!int8 || kMultiple <= 0 || dilations[1] != 1 || k % kMultiple == 0)
+    return plain;
+  int64_t target = (k + kMultiple - 1) / kMultiple * kMultiple;
+  // Reads in bounds: the last window's rows and run end inside the padded
+  // input ([HP][WP*C]).
+  int64_t maxTaps = (s.hp - 1 - strides[0] * (s.oh - 1)) / dilations[0] + 1;
+  int64_t maxRun = s.wp * s.c - strides[1] * s.c * (s.ow - 1);
+  for (int64_t taps = s.kh; taps <= maxTaps; ++taps)
+    if (target % taps == 0 && target / taps >= plain.run && target / taps <= maxRun)
+      return {taps, target / taps};
+  return plain;
+}
+
 Value gatherWindows(TensorBuilder &b, Value xt, const ConvShape &s, ArrayRef<int64_t> strides,
-                    ArrayRef<int64_t> dilations) {
+                    ArrayRef<int64_t> dilations, WindowLayout window) {
   const bool rowRuns = dilations[1] == 1;
-  SmallVector<int64_t> shape = rowRuns ? SmallVector<int64_t>{s.oh, s.ow, s.kh, s.kw * s.c}
+  SmallVector<int64_t> shape = rowRuns ? SmallVector<int64_t>{s.oh, s.ow, window.taps, window.run}
                                        : SmallVector<int64_t>{s.oh, s.ow, s.kh, s.kw, s.c};
   Value source = rowRuns ? b.collapse(xt, {{0}, {1, 2}}) : xt;
   auto type = RankedTensorType::get(shape, b.f32);
@@ -68,7 +101,7 @@ Value gatherWindows(TensorBuilder &b, Value xt, const ConvShape &s, ArrayRef<int
   return op.getResult(0);
 }
 
-Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s) {
+Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &s, int64_t kMultiple) {
   // Operands and windows in the input's type, the product in the
   // accumulator's (f32, or i8 operands into i32: linalg.matmul extends them).
   Type inType = getElementTypeOrSelf(conv.getInputs()[0].getType());
@@ -79,11 +112,23 @@ Value im2colConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape &
   auto dilations = llvm::to_vector(conv.getDilations().getValues<int64_t>());
   const int64_t p = s.oh * s.ow;
 
+  WindowLayout window = windowLayout(s, strides, dilations, kMultiple, isInt8Conv(conv));
   Value xt = nchwToHwc(b, conv.getInputs()[0], s.hp, s.wp, s.c);
-  Value cols = gatherWindows(b, xt, s, strides, dilations);
+  Value cols = gatherWindows(b, xt, s, strides, dilations, window);
   Value lhs = dilations[1] == 1 ? b.collapse(cols, {{0, 1}, {2, 3}}) : b.collapse(cols, {{0, 1}, {2, 3, 4}});
 
-  Value rhs = b.collapse(b.transpose(conv.getInputs()[1], {s.kh, s.kw, s.c, s.f}, {2, 3, 1, 0}), {{0, 1, 2}, {3}});
+  Value rhs = b.transpose(conv.getInputs()[1], {s.kh, s.kw, s.c, s.f}, {2, 3, 1, 0});
+  if (window.taps != s.kh || window.run != s.kw * s.c) {
+    // W^T's rows as the window's: [KH][KW*C][F] zero-padded to [taps][run][F].
+    Value rows = b.collapse(rhs, {{0}, {1, 2}, {3}});
+    Value zero = arith::ConstantOp::create(ob, b.loc, cast<TypedAttr>(ob.getZeroAttr(inType)));
+    auto padded = RankedTensorType::get({window.taps, window.run, s.f}, inType);
+    rhs = tensor::PadOp::create(ob, b.loc, padded, rows, b.attrs({0, 0, 0}),
+                                b.attrs({window.taps - s.kh, window.run - s.kw * s.c, 0}), zero);
+    rhs = b.collapse(rhs, {{0, 1}, {2}});
+  } else {
+    rhs = b.collapse(rhs, {{0, 1, 2}, {3}});
+  }
 
   auto outType = RankedTensorType::get({p, s.f}, accType);
   Value prod = linalg::MatmulOp::create(ob, b.loc, TypeRange{outType}, ValueRange{lhs, rhs},
@@ -104,7 +149,7 @@ struct Im2colConv : OpRewritePattern<linalg::Conv2DNchwFchwOp> {
       return failure();
     LLVM_DEBUG(DBGS() << "im2col matmul " << shape->oh * shape->ow << " x " << shape->f << " x "
                       << shape->kh * shape->kw * shape->c << " for the conv at " << conv.getLoc() << "\n");
-    rewriter.replaceOp(conv, im2colConv(rewriter, conv, *shape));
+    rewriter.replaceOp(conv, im2colConv(rewriter, conv, *shape, options.int8KMultiple));
     return success();
   }
 
@@ -116,7 +161,7 @@ struct CuvilIm2colConvPass : cuvil::impl::CuvilIm2colConvBase<CuvilIm2colConvPas
 
   LogicalResult initialize(MLIRContext *ctx) override {
     RewritePatternSet set(ctx);
-    populateIm2colConvPatterns(set, CuvilIm2colConvOptions{minInputChannels, minOutputChannels});
+    populateIm2colConvPatterns(set, CuvilIm2colConvOptions{minInputChannels, minOutputChannels, int8KMultiple});
     patterns = std::move(set);
     return success();
   }

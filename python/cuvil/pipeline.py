@@ -274,7 +274,8 @@ def _digest(text: str) -> str:
 # -- the passes ----------------------------------------------------------------
 
 def raise_passes(pack_script: Path, narrow_type: str = "",
-                 pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False) -> Tuple[str, ...]:
+                 pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False,
+                 int8_k_multiple: int = 0) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
@@ -294,7 +295,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     transforms, and i1 tensors between linalg ops become i8 so the schedules
     vectorize them; the conv results stay channels-last through the
     elementwise ops and pads after them (the NHWC -> NCHW transpose of one conv
-    cancels against the next conv's NCHW -> NHWC one). Contractions then take bf16 / f16 operands where the model
+    cancels against the next conv's NCHW -> NHWC one; with `int8_k_multiple`, AMX-INT8
+    hosts, an int8 conv's windows are gathered with K a multiple of the tile rows). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
     products too where `narrow_batched`: AMX-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
@@ -321,7 +323,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
-            "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv,cuvil-propagate-channels-last)",
+            "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv"
+            + (f"{{int8-k-multiple={int8_k_multiple}}}" if int8_k_multiple else "") + ",cuvil-propagate-channels-last)",
             "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
             + (f"{{element-type={narrow_type}" + (" batched-contractions" if narrow_batched else "") + "}"
@@ -527,7 +530,8 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
     return Pipeline(steps=(
         PassPipeline("raise", "cuvil", raise_passes(
             pack, PRECISIONS[precision], scheduling.pack_entry(target),
-            scheduling.batched_bf16_contractions(target, PRECISIONS[precision])),
+            scheduling.batched_bf16_contractions(target, PRECISIONS[precision]),
+            scheduling.int8_k_multiple(target)),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
@@ -582,7 +586,9 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "On AMX-BF16 hosts `raise` runs "
              + " or ".join(f"`{e}`" for e in scheduling.AMX_BF16_PACK_ENTRIES.values())
              + " (no int8 dot products / int8 on vpdpbusd / on AMX-INT8 tiles), which also packs attention's "
-             "batched products and pads the K of the matmuls the tiles take to whole 64-byte tile rows, and with "
+             "batched products and pads the K of the matmuls the tiles take to whole 64-byte tile rows "
+             "(on AMX-INT8 hosts `cuvil-im2col-conv` gets `int8-k-multiple=64`: int8 convs' windows are "
+             "gathered that way), and with "
              "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "
              "those products run on the tiles too.\n",
              "### with profile=True\n",

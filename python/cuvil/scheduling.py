@@ -98,6 +98,14 @@ def pack_entry(features: FrozenSet[str]) -> str:
     return PACK_ENTRIES[bf16_dot_product(features), int8]
 
 
+def int8_k_multiple(features: FrozenSet[str]) -> int:
+    """The raise step's K multiple for int8 conv windows (pipeline.raise_passes):
+    on AMX-INT8 hosts an int8 conv's windows are gathered with K a multiple of
+    a tile row's 64 bytes, so that its matmul needs no padded copy (0: as
+    they are)."""
+    return 64 if amx_int8(features) else 0
+
+
 def batched_bf16_contractions(features: FrozenSet[str], narrow_type: str) -> bool:
     """Whether precision="bf16" narrows attention's batched products too:
     where AMX tiles take them (matmul_dot_cpu's @cuvil_amx_bf16). Elsewhere

@@ -1,5 +1,6 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv))" | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{min-input-channels=3}))" | FileCheck %s --check-prefix=OPTS
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-k-multiple=64}))" | FileCheck %s --check-prefix=KM
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
 // KH*KW strided windows gathered into [OH][OW][KH][KW*C] by one all-parallel
@@ -102,4 +103,39 @@ func.func @dilated_and_left_alone(%x: tensor<1x16x16x16xf32>, %w: tensor<32x16x3
   %b = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
          ins(%xb, %w : tensor<2x16x16x16xf32>, tensor<32x16x3x3xf32>) outs(%i2 : tensor<2x32x14x14xf32>) -> tensor<2x32x14x14xf32>
   return %d, %s, %b : tensor<1x32x12x12xf32>, tensor<1x32x14x14xf32>, tensor<2x32x14x14xf32>
+}
+
+// -----
+
+// An int8 stem (7x7 stride 2, 3 channels: K = 147) on an AMX-INT8 host
+// (int8-k-multiple=64): windows of 8 taps x 24 elements (K = 192) instead of
+// 7 x 21, the extra ones the input's next pixels and row (the last window's
+// run ends at 2*3*9 + 24 = 78 = 26*3, its rows at 2*9 + 8 = 26), W^T's rows
+// zero-padded to match; without the option, 7 x 21. The second stem's input
+// (23 wide: the last run may end at 69 - 48 = 21) has no room: 7 x 21.
+// CHECK-LABEL: func.func @int8_stem
+// CHECK:         outs(%{{.*}} : tensor<10x10x7x21xi8>)
+// CHECK:         outs(%{{.*}} : tensor<9x9x7x21xi8>)
+// KM-LABEL: func.func @int8_stem
+// KM:         %[[WIN:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<10x10x8x24xi8>)
+// KM:         %[[COLS:.*]] = tensor.collapse_shape %[[WIN]] {{\[\[}}0, 1], [2, 3]] : tensor<10x10x8x24xi8> into tensor<100x192xi8>
+// KM:         %[[WT:.*]] = linalg.transpose ins(%{{.*}} : tensor<32x3x7x7xi8>) outs(%{{.*}} : tensor<7x7x3x32xi8>)
+// KM:         %[[ROWS:.*]] = tensor.collapse_shape %[[WT]] {{\[}}[0], [1, 2], [3]] : tensor<7x7x3x32xi8> into tensor<7x21x32xi8>
+// KM:         %[[PAD:.*]] = tensor.pad %[[ROWS]] low[0, 0, 0] high[1, 3, 0]
+// KM:         tensor<7x21x32xi8> to tensor<8x24x32xi8>
+// KM:         %[[RHS:.*]] = tensor.collapse_shape %[[PAD]] {{\[\[}}0, 1], [2]] : tensor<8x24x32xi8> into tensor<192x32xi8>
+// KM:         linalg.matmul ins(%[[COLS]], %[[RHS]] : tensor<100x192xi8>, tensor<192x32xi8>)
+// KM:         outs(%{{.*}} : tensor<9x9x7x21xi8>)
+func.func @int8_stem(%x: tensor<1x3x26x26xi8>, %w: tensor<32x3x7x7xi8>, %x23: tensor<1x3x23x23xi8>)
+    -> (tensor<1x32x10x10xi32>, tensor<1x32x9x9xi32>) {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x32x10x10xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x32x10x10xi32>) -> tensor<1x32x10x10xi32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%x, %w : tensor<1x3x26x26xi8>, tensor<32x3x7x7xi8>) outs(%init : tensor<1x32x10x10xi32>) -> tensor<1x32x10x10xi32>
+  %e2 = tensor.empty() : tensor<1x32x9x9xi32>
+  %init2 = linalg.fill ins(%zero : i32) outs(%e2 : tensor<1x32x9x9xi32>) -> tensor<1x32x9x9xi32>
+  %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%x23, %w : tensor<1x3x23x23xi8>, tensor<32x3x7x7xi8>) outs(%init2 : tensor<1x32x9x9xi32>) -> tensor<1x32x9x9xi32>
+  return %y, %y2 : tensor<1x32x10x10xi32>, tensor<1x32x9x9xi32>
 }
