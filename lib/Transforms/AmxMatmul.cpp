@@ -11,8 +11,9 @@
 // 16-row tile of A is 16 rows of 64 bytes (16 k groups of v), a tile of B 16
 // k groups of 16 columns (64 bytes) with the panel's k-group stride, an
 // accumulator 16 rows of 16 columns with C's row stride. B and C are read in
-// place; so is A when its rows are whole tiles (readsAInPlace()), else they
-// are copied once per op to a zero-padded buffer (see copyA()).
+// place; so is A when its rows are whole tiles along K (readsAInPlace()),
+// but for its last rows % 16 (copyLastRows()), else they are copied once per
+// op to a zero-padded buffer (see copyA()).
 //
 // Per panel, K in chunks of kStepsPerChunk tile products (unrolled); per
 // chunk, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8
@@ -217,6 +218,9 @@ AccInit findInit(linalg::GenericOp op, const AmxContraction &mm) {
 /// included) with `stride`.
 struct ASource {
   Value mem, stride;
+  /// With A read in place: its last rows % 16 (when there are any) copied
+  /// to a zero-padded 16-row buffer, which the last row block reads.
+  Value rest = Value();
 };
 
 /// A range of K: `steps` products of 16 groups from group `from`, then, if
@@ -247,10 +251,13 @@ public:
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
     ASource a = readsAInPlace() ? ASource{mm.a, stride(mm.a, 0)} : copyA(rows, rows16);
     Value aCopy = a.mem == mm.a ? Value() : a.mem;
+    int64_t staticRows = cast<MemRefType>(mm.a.getType()).getDimSize(0);
+    bool raggedRows = ShapedType::isDynamic(staticRows) || staticRows % kTileRows != 0;
+    if (!aCopy && raggedRows)
+      a.rest = copyLastRows(rows, rows16);
     if (tailGroups() > 0)
       bTail = memref::AllocOp::create(b, loc, MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType));
-    int64_t staticRows = cast<MemRefType>(mm.a.getType()).getDimSize(0);
-    if (ShapedType::isDynamic(staticRows) || staticRows % kTileRows != 0)
+    if (raggedRows)
       cRest = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, kPanel}, mm.accType));
     auto panelLoop = scf::ForOp::create(b, loc, c0, panels, index(1));
     b.setInsertionPointToStart(panelLoop.getBody());
@@ -266,14 +273,18 @@ public:
     // two together read each 256-byte k-group row of B's panel whole, and
     // the chunk's B (32 KB) stays in L1 for the next row block.
     forKRanges([&](const KRange &k) {
-      forRowBlocks(rows, rows16, rows32, p, k.first, [&](int rowTiles, Value m, Value c, Value cRowStride,
-                                                         const CIndices &at) {
+      forRowBlocks(rows, rows16, rows32, p, k.first, [&](int rowTiles, Value m, bool rest, Value c,
+                                                         Value cRowStride, const CIndices &at) {
+        // The last rows % 16 read A's 16-row copy from its row 0, when A
+        // is read in place; else A's rows where they are (or in copyA's).
+        ASource src = rest && a.rest ? ASource{a.rest, index(mm.kGroups * mm.vnni)} : a;
+        Value aM = rest && a.rest ? c0 : m;
         for (int64_t h = 0; h < kPanel; h += 32)
-          block(rowTiles, m, a, p, index(h), c, cRowStride, at, k);
+          block(rowTiles, m, aM, src, p, index(h), c, cRowStride, at, k);
       });
     });
     b.setInsertionPointAfter(panelLoop);
-    for (Value buffer : {aCopy, bTail, cRest})
+    for (Value buffer : {aCopy, a.rest, bTail, cRest})
       if (buffer)
         memref::DeallocOp::create(b, loc, buffer);
   }
@@ -295,8 +306,9 @@ private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
 
   /// Whether the products can read A where it is, without copyA()'s copy:
-  /// whole tiles only (no K tail, a static multiple of 16 rows) and rows that
-  /// start on cache lines (a static row stride of whole 64-byte lines). The
+  /// whole tiles along K (no K tail) and rows that start on cache lines (a
+  /// static row stride of whole 64-byte lines); the last rows % 16, if any,
+  /// go through copyLastRows()'s 16-row buffer. The
   /// copy reads and writes A once more per forall tile (the tiles of one row
   /// block each copy it): for a one-panel matmul (64 output channels) it
   /// doubled the tile loads of A. Its padded row stride was for strides of
@@ -309,14 +321,32 @@ private:
   /// 0.93x; ResNet-18 int8 0.90x (1 thread).
   bool readsAInPlace() const {
     auto type = cast<MemRefType>(mm.a.getType());
-    int64_t rows = type.getDimSize(0);
-    if (tailGroups() != 0 || ShapedType::isDynamic(rows) || rows % kTileRows != 0)
+    if (tailGroups() != 0)
       return false;
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) || ShapedType::isDynamic(strides[0]))
       return false;
     return strides[0] * (mm.inType.getIntOrFloatBitWidth() / 8) % kTileRowBytes == 0;
+  }
+
+  /// A's last rows % 16 (rows past rows16), zero-padded to a 16-row buffer
+  /// the last row block reads, where A is read in place: a row count that
+  /// is not a static multiple of 16 (a ResNet's 7 x 7 = 49 rows, forall
+  /// tiles of 196 rows in 64s) no longer copies all of A. The copy is
+  /// skipped at run time when there are no such rows.
+  Value copyLastRows(Value rows, Value rows16) {
+    Value c0 = index(0), groups = index(mm.kGroups), vnni = index(mm.vnni);
+    Value buf = memref::AllocOp::create(b, loc, MemRefType::get({kTileRows, mm.kGroups, mm.vnni}, mm.inType));
+    Value hasRest = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, rows16, rows);
+    auto ifRest = scf::IfOp::create(b, loc, hasRest, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifRest.getThenRegion().front());
+    Value count = arith::SubIOp::create(b, loc, rows, rows16);
+    copyRows(rowView(mm.a, {rows16, c0, c0}, {count, groups, vnni}, 0), count,
+             rowView(buf, {c0, c0, c0}, {index(kTileRows), groups, vnni}, 0), index(kTileRows),
+             mm.kGroups * mm.vnni);
+    return buf;
   }
 
   /// A's rows copied to a buffer the products read instead, where
@@ -432,17 +462,18 @@ private:
   /// rowTiles x 2 accumulators for the rows [m, m + 16 rowTiles) of A / C
   /// and the half panel (p, h), over the K range `k`: loaded from C, the
   /// range's products, stored; `cIndices(row, col)` addresses C.
-  void block(int rowTiles, Value m, const ASource &a, Value p, Value h, Value c, Value cRowStride,
+  void block(int rowTiles, Value m, Value aM, const ASource &a, Value p, Value h, Value c, Value cRowStride,
              const CIndices &cIndices, const KRange &k) {
     amx::TileType inTile = tile(mm.inType), accTile = tile(mm.accType);
     auto rowOf = [&](int i) { return arith::AddIOp::create(b, loc, m, index(i * kTileRows)).getResult(); };
+    auto aRowOf = [&](int i) { return arith::AddIOp::create(b, loc, aM, index(i * kTileRows)).getResult(); };
     auto colOf = [&](int j) { return index(j * kTileRows); };
     // One product: A's rows at K group k of `aMem`, B's 16 groups at
     // (bMem, bPanel, bK) with `bStrideNow`.
     auto product = [&](SmallVector<Value> &acc, Value aMem, Value aStride, Value aK, Value bMem, Value bPanel,
                        Value bK, Value bStrideNow) {
       auto loadA = [&](int i) {
-        return amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{rowOf(i), aK, index(0)}, aStride)
+        return amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{aRowOf(i), aK, index(0)}, aStride)
             .getResult();
       };
       auto loadB = [&](int j) {
@@ -540,7 +571,8 @@ private:
       body(KRange{index(end), tailSteps, tailGroups() > 0});
   }
 
-  using RowBlockBody = std::function<void(int rowTiles, Value m, Value c, Value cRowStride, const CIndices &)>;
+  using RowBlockBody =
+      std::function<void(int rowTiles, Value m, bool rest, Value c, Value cRowStride, const CIndices &)>;
 
   /// Calls `body` for the row blocks of the half panel (p, h): blocks of 32
   /// rows, then of 16, then the last rows % 16 (A's are zero-padded to 16 by
@@ -552,7 +584,7 @@ private:
       auto rowLoop = scf::ForOp::create(b, loc, from, to, index(rowTiles * kTileRows));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(rowLoop.getBody());
-      body(rowTiles, rowLoop.getInductionVar(), mm.c, cStride, cIndices);
+      body(rowTiles, rowLoop.getInductionVar(), /*rest=*/false, mm.c, cStride, cIndices);
     }
     if (!cRest)
       return;   // rows is a static multiple of 16
@@ -569,7 +601,7 @@ private:
     };
     if (!first)   // the first range's accumulators start from the init
       copyRows(cRows, count, cRest, Value(), kPanel);
-    body(1, m, cRest, index(kPanel), bufIndices);
+    body(1, m, /*rest=*/true, cRest, index(kPanel), bufIndices);
     copyRows(cRest, count, cRows, Value(), kPanel);
   }
 

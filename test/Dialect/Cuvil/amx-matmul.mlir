@@ -299,17 +299,26 @@ func.func @u8s8_row_init(%A: memref<64x144x4xi8>, %B: memref<2x144x64x4xi8>, %C:
 
 // A zero fill: the accumulators start as tilezero (K = 32 pairs, one range,
 // rows 40 = 32 + 8: the last 8 rows' 16-row buffer is not filled from C
-// first).
+// first). A is read in place (128-byte rows, no K tail) but for its last 8
+// rows, copied once to a zero-padded 16-row buffer (only when there are
+// such rows), which the last block reads from its row 0.
 // CHECK-LABEL: func.func @bf16_zero_init
 // CHECK-NOT:     linalg.fill
+// CHECK:         %[[AREST:.*]] = memref.alloc() : memref<16x32x2xbf16>
+// CHECK:         %[[RAGGED:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : index
+// CHECK:         scf.if %[[RAGGED]]
+// CHECK:           vector.transfer_read %{{.*}} : memref<?x64xbf16, strided<[64, 1], offset: ?>>, vector<32xbf16>
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK-COUNT-4:     amx.tile_zero : !amx.tile<16x16xf32>
 // CHECK-NOT:         amx.tile_load %arg2
+// CHECK:             amx.tile_load %arg0
 // CHECK:           scf.if
 // CHECK-NOT:         vector.transfer_read %{{.*}} : memref<8x64xf32
 // CHECK-COUNT-2:     amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:             amx.tile_load %[[AREST]][{{.*}}], %{{.*}} : memref<16x32x2xbf16>
 // CHECK:             vector.transfer_read %{{.*}} : memref<16x64xf32>, vector<16xf32>
+// CHECK:         memref.dealloc %[[AREST]]
 func.func @bf16_zero_init(%A: memref<40x32x2xbf16>, %B: memref<1x32x64x2xbf16>, %C: memref<40x1x64xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill {cuvil.amx_init} ins(%zero : f32) outs(%C : memref<40x1x64xf32>)
