@@ -194,7 +194,8 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
     u8/s8 x s8 -> i32 with v = 4) with a static K, becomes `amx.tile_load` /
     `amx.tile_mulf` / `amx.tile_muli` / `amx.tile_store` on 16 x 64-byte
     tiles read from the packed B and C in place, and from A in place when
-    its rows are whole tiles on cache lines (else from a copy of A with K
+    its K is whole tile rows and its rows start on cache lines (its last
+    rows % 16 from a zero-padded 16-row copy; else from a copy of A with K
     and rows zero-padded to whole tiles):
     blocks of 32 rows x 32 columns (four accumulators), then 16 rows, then
     the last rows % 16 through a 16-row C buffer. The accumulators start
