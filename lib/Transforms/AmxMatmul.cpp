@@ -459,9 +459,10 @@ private:
     return amx::TileType::get({kTileRows, cols}, elem);
   }
 
-  /// rowTiles x 2 accumulators for the rows [m, m + 16 rowTiles) of A / C
-  /// and the half panel (p, h), over the K range `k`: loaded from C, the
-  /// range's products, stored; `cIndices(row, col)` addresses C.
+  /// rowTiles x 2 accumulators for the rows [m, m + 16 rowTiles) of C (A's
+  /// from row aM of `a`) and the half panel (p, h), over the K range `k`:
+  /// loaded from C (from the init in the first range), the range's
+  /// products, stored; `cIndices(row, col)` addresses C.
   void block(int rowTiles, Value m, Value aM, const ASource &a, Value p, Value h, Value c, Value cRowStride,
              const CIndices &cIndices, const KRange &k) {
     amx::TileType inTile = tile(mm.inType), accTile = tile(mm.accType);
