@@ -23,15 +23,8 @@ using namespace mlir::cuvil;
 
 namespace {
 
-/// cols[oh][ow][kh][kw][c] = x[s0*oh + d0*kh][s1*ow + d1*kw][c] for the HWC
-/// input `xt`: a tensor.extract in the body, not one slice copy per window
-/// (those stayed in `main` as strided memref copies: ~7% of ResNet-18, on one
-/// thread). The trailing index is the innermost loop, so the vectorizer reads
-/// contiguous rows. With d1 = 1 the window's (kw, c) are one run of kw*C
-/// elements of the input's row (HWC is [H][W*C]): the gather's rows are that
-/// long, not C (the int8 stem, C = 3: 0.62 ms as rows of 3 bytes).
-/// The gather's window as taps x run length: KH x KW*C, or with a
-/// WindowLayout more of both (K a multiple of the tile rows).
+/// The gather's window as taps x run length (d1 = 1): KH x KW*C, or more of
+/// both (windowLayout(): K a multiple of the tile rows).
 struct WindowLayout {
   int64_t taps, run;
 };
@@ -63,6 +56,14 @@ WindowLayout windowLayout(const ConvShape &s, ArrayRef<int64_t> strides, ArrayRe
   return plain;
 }
 
+/// cols[oh][ow][kh][kw][c] = x[s0*oh + d0*kh][s1*ow + d1*kw][c] for the HWC
+/// input `xt`: a tensor.extract in the body, not one slice copy per window
+/// (those stayed in `main` as strided memref copies: ~7% of ResNet-18, on one
+/// thread). The trailing index is the innermost loop, so the vectorizer reads
+/// contiguous rows. With d1 = 1 the window's (kw, c) are one run of kw*C
+/// elements of the input's row (HWC is [H][W*C]): the gather's rows are that
+/// long, not C (the int8 stem, C = 3: 0.62 ms as rows of 3 bytes).
+/// With d1 = 1 the window is `window`'s taps x run (runs of the input's row).
 Value gatherWindows(TensorBuilder &b, Value xt, const ConvShape &s, ArrayRef<int64_t> strides,
                     ArrayRef<int64_t> dilations, WindowLayout window) {
   const bool rowRuns = dilations[1] == 1;
