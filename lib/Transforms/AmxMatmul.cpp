@@ -196,8 +196,8 @@ AccInit findInit(linalg::GenericOp op, const AmxContraction &mm) {
   }
   // A broadcast: yields its one input, which is indexed by C's panel and
   // column loops only (the last two), with unit stride along the columns.
-  auto generic = cast<linalg::GenericOp>(init);
-  if (generic.getNumDpsInputs() != 1 || generic.getNumReductionLoops() != 0)
+  auto generic = dyn_cast<linalg::GenericOp>(init);
+  if (!generic || generic.getNumDpsInputs() != 1 || generic.getNumReductionLoops() != 0)
     return {};
   auto yield = cast<linalg::YieldOp>(generic.getBlock()->getTerminator());
   if (yield.getValues().size() != 1 || yield.getValues()[0] != generic.getBlock()->getArgument(0))

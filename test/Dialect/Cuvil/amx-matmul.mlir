@@ -341,14 +341,18 @@ func.func @bf16_zero_init(%A: memref<40x32x2xbf16>, %B: memref<1x32x64x2xbf16>, 
 #b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 #c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
 
-// A fill of another value: the init stays and the tiles read C.
+// A fill of another value, or a marked op of another kind (a copy): the
+// init stays and the tiles read C.
 // CHECK-LABEL: func.func @one_fill_stays
 // CHECK:         linalg.fill
+// CHECK:         linalg.copy
 // CHECK-NOT:     amx.tile_zero
 // CHECK:         amx.tile_load %arg2
-func.func @one_fill_stays(%A: memref<32x32x2xbf16>, %B: memref<1x32x64x2xbf16>, %C: memref<32x1x64xf32>) {
+func.func @one_fill_stays(%A: memref<32x32x2xbf16>, %B: memref<1x32x64x2xbf16>, %C: memref<32x1x64xf32>,
+                          %D: memref<32x1x64xf32>) {
   %one = arith.constant 1.0 : f32
   linalg.fill {cuvil.amx_init} ins(%one : f32) outs(%C : memref<32x1x64xf32>)
+  linalg.copy {cuvil.amx_init} ins(%D : memref<32x1x64xf32>) outs(%C : memref<32x1x64xf32>)
   linalg.generic {indexing_maps = [#a, #b, #c],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%A, %B : memref<32x32x2xbf16>, memref<1x32x64x2xbf16>) outs(%C : memref<32x1x64xf32>) attrs = {cuvil.amx} {
