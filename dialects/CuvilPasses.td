@@ -641,6 +641,23 @@ def CuvilFoldZeroTripLinalg : Pass<"cuvil-fold-zero-trip-linalg", "::mlir::func:
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
 }
 
+def CuvilResultsInPlace : Pass<"cuvil-results-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Write reshaped results into the out-params instead of copying them there";
+  let description = [{
+    Runs right after `buffer-results-to-out-params`, before the deallocations
+    are placed. A public function's result that is a reshape
+    (`memref.collapse_shape` / `memref.expand_shape`, static shapes, identity
+    layouts) of a `memref.alloc` is left as `memref.copy %reshape, %out`:
+    `hoist-static-allocs` takes bare allocations only. When nothing uses the
+    buffer or its views after that copy, and the out-param has no other use,
+    the allocation becomes the inverse reshape of the out-param and the copy
+    goes: the kernels write the result where the caller wants it. A packed
+    matmul's `[M, N/64, 64]` product returned as `[M, N]` (a model's last
+    linear layer) cost an allocation, a copy and a free per call.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

@@ -358,6 +358,8 @@ BUFFERIZE = (
     # canonicalize first so the returned buffer is seen to be that argument.
     "canonicalize", "drop-equivalent-buffer-results",
     "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}",
+    # ...and reshaped results too (a packed matmul's product returned as [M, N]).
+    "func.func(cuvil-results-in-place)",
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
     # Free at the last use, not at the end of main: the next buffer of that

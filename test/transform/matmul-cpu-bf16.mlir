@@ -26,7 +26,7 @@ func.func @plain(%a: tensor<100x33xbf16>, %b: tensor<33x70xbf16>) -> tensor<100x
 
 // B-packed bf16 (pack_cpu.mlir's @cuvil_pack_matmul_rhs: 64-column panels).
 // CHECK-LABEL: func.func @packed
-// CHECK:         scf.for {{.*}} to %c256 step %c1 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
+// CHECK:         scf.for {{.*}} to %c256 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
 // CHECK:           arith.extf {{.*}} : vector<64xbf16> to vector<64xf32>
 // CHECK-COUNT-4:   vector.fma {{.*}} : vector<64xf32>
 // CHECK-NOT:     vector<1xf32>

@@ -3,13 +3,14 @@
 
 // A decode step's packed matmul (M = 1, pack_cpu.mlir's panels) of int8
 // weights (cuvil.weight_only): the register tile is the one row x 64
-// columns, unmasked, its accumulator carried across the k loop; each k step
+// columns, unmasked, its accumulator carried across the k loop (unrolled by
+// 4); each k step
 // converts one 64-byte row of the panel (sitofp) and runs 4 FMAs.
 // CHECK-LABEL: func.func @packed_one_row_int8_weights
 // CHECK-NOT:     linalg.generic
 // CHECK-NOT:     vector.{{create|constant}}_mask
 // CHECK:         scf.forall ({{.*}}) in (2)
-// CHECK:           scf.for {{.*}} to %c768 step %c1 iter_args({{.*}}, %[[ACC:.*]] = %{{.*}}) -> ({{.*}}vector<64xf32>)
+// CHECK:           scf.for {{.*}} to %c768 step %c4 iter_args({{.*}}, %[[ACC:.*]] = %{{.*}}) -> ({{.*}}vector<64xf32>)
 // CHECK:             %[[W:.*]] = arith.sitofp {{.*}} : vector<64xi8> to vector<64xf32>
 // CHECK:             vector.fma %[[W]], %{{.*}}, %[[ACC]] : vector<64xf32>
 // CHECK-NOT:     linalg.generic

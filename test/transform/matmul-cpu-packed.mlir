@@ -4,7 +4,7 @@
 // The B-packed matmul pack_cpu.mlir produces (loops [m, n/64, k, 64]):
 // scf.forall over 4-panel groups (x 64-row blocks; one here) with the fill fused, K blocks
 // of 768 (TKP), then per panel a 4x64 register tile (accumulators carried in
-// vectors across the k loop), rows peeled (37 = 9 x 4 + 1).
+// vectors across the k loop, which is unrolled by 4), rows peeled (37 = 9 x 4 + 1).
 // CHECK-LABEL: func.func @packed
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall ({{.*}}) in (2)
@@ -12,8 +12,10 @@
 // CHECK:           scf.for {{.*}} to %c1536 step %c768
 // CHECK:             scf.for
 // CHECK:               scf.for {{.*}} to %c36 step %c4
-// CHECK:                 scf.for {{.*}} to %c768 step %c1 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
-// CHECK-COUNT-4:           vector.fma {{.*}} : vector<64xf32>
+// CHECK:                 scf.for {{.*}} to %c768 step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
+// CHECK-COUNT-16:          vector.fma {{.*}} : vector<64xf32>
+// CHECK-NOT:               vector.fma
+// CHECK:                   scf.yield
 // CHECK:               vector.{{create|constant}}_mask
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
