@@ -312,14 +312,31 @@ module attributes {transform.with_named_sequence} {
     }
     %t1, %lk = transform.structured.tile_using_for %t0 tile_sizes [0, 0, 0, %tk]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %t2, %l0, %l1, %l2 = transform.structured.tile_using_for %t1 tile_sizes [1, %rm, 0, 1]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @cuvil_unroll_k failures(propagate) (%l2) : (!transform.any_op) -> ()
+    %t2, %l0, %l1 = transform.structured.tile_using_for %t1 tile_sizes [1, %rm, 0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    // The last rows % RM (when there are such rows) one at a time: a 1 x 64
+    // register tile each, unmasked. (A masked RM x 64 tile reads and writes
+    // its accumulators at every k step, through a copy of the C slice.)
     transform.sequence %l1 : !transform.any_op failures(suppress) {
     ^bb0(%l: !transform.any_op):
       %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
       %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+      // (an empty handle when the rows divide: peeling leaves no remainder)
+      transform.foreach %rem : !transform.any_op {
+      ^bb1(%r: !transform.any_op):
+        %rest = transform.structured.match ops{["linalg.generic"]} in %r : (!transform.any_op) -> !transform.any_op
+        %row, %lr, %lrk = transform.structured.tile_using_for %rest tile_sizes [0, 1, 0, 1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+        transform.include @cuvil_unroll_k failures(propagate) (%lrk) : (!transform.any_op) -> ()
+        %rows = transform.structured.match ops{["linalg.generic"]} in %r : (!transform.any_op) -> !transform.any_op
+        transform.structured.vectorize %rows vector_sizes [1, 1, 64, 1] : !transform.any_op
+      }
     }
+    // Whole RM-row tiles: k innermost.
+    %full = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
+    %t3, %l2 = transform.structured.tile_using_for %full tile_sizes [0, 0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_unroll_k failures(propagate) (%l2) : (!transform.any_op) -> ()
     %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %kernels vector_sizes [1, %rm, 64, 1] : !transform.any_op, !transform.param<i64>
     transform.yield

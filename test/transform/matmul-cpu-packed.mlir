@@ -4,7 +4,8 @@
 // The B-packed matmul pack_cpu.mlir produces (loops [m, n/64, k, 64]):
 // scf.forall over 4-panel groups (x 64-row blocks; one here) with the fill fused, K blocks
 // of 768 (TKP), then per panel a 4x64 register tile (accumulators carried in
-// vectors across the k loop, which is unrolled by 4), rows peeled (37 = 9 x 4 + 1).
+// vectors across the k loop, which is unrolled by 4), rows peeled (37 = 9 x 4 + 1):
+// the last row is a 1 x 64 register tile of its own, unmasked.
 // CHECK-LABEL: func.func @packed
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.forall ({{.*}}) in (2)
@@ -16,7 +17,10 @@
 // CHECK-COUNT-16:          vector.fma {{.*}} : vector<64xf32>
 // CHECK-NOT:               vector.fma
 // CHECK:                   scf.yield
-// CHECK:               vector.{{create|constant}}_mask
+// CHECK:               tensor.extract_slice {{.*}}[36, 0] [1, 768]
+// CHECK:               scf.for {{.*}} to %c768 step %c4 iter_args({{.*}}) -> ({{.*}}vector<64xf32>)
+// CHECK-COUNT-4:         vector.fma {{.*}} : vector<64xf32>
+// CHECK-NOT:     vector.{{create|constant}}_mask
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @packed(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>) -> tensor<37x512xf32> {
