@@ -16,6 +16,12 @@
 //   RM = 4,  RN = 64   register tile: 4 rows x (4 x zmm) = 16 accumulators, k step 1;
 //                      per k: 4 broadcasts of A + 4 zmm loads of B feed 16 FMAs.
 //                      The k loop is unrolled by 4 (@cuvil_unroll_k).
+//   RM_TALL = 6, TM_TALL = 96  the packed fp32 matmuls of >= 512 rows: 6 x 64
+//                      register tiles (24 accumulators; per k 6 broadcasts and
+//                      4 row loads feed 24 FMAs) in forall tiles of 96 rows.
+//                      1024^3, 1 thread: 166 -> 177 GFLOP/s (2 threads 311 ->
+//                      322); below 512 rows (BERT's 128) the 4-row tile's
+//                      remainders cost less (benchmarks/README.md).
 //                      RM/RN must be constants; RN a power-of-two multiple of 16
 //                      (RN=48 produced very slow code; 4x128 spills). The register
 //                      tiles compared are in benchmarks/README.md.
@@ -232,6 +238,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // A packed fp32 matmul of at least 512 rows (a 1024^3 product, im2col
+  // convolutions): scheduled with the tall register tile (RM_TALL rows).
+  transform.named_sequence @cuvil_match_tall_packed_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_packed_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %min_m = transform.param.constant 512 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
   // The same contraction in integers (int8 x int8 -> int32 matmuls where the
   // host has no int8 dot-product kernel): the same loops, multiplies and adds
   // of sign-extended lanes.
@@ -406,9 +427,15 @@ module attributes {transform.with_named_sequence} {
     // K blocks of TKP (a TKP x 64 B panel: 192 KiB, in L2).
     %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
     %tkp = transform.param.constant 768 : i64 -> !transform.param<i64>
-    transform.include @cuvil_matmul_cpu_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn, %tnp, %tkp)
+    // Packed fp32 matmuls of >= 512 rows: RM_TALL x 64 register tiles (24
+    // accumulators: per k, 6 broadcasts and 4 row loads feed 24 FMAs), forall
+    // tiles of TM_TALL rows (a multiple of 6).
+    %tm_tall = transform.param.constant 96 : i64 -> !transform.param<i64>
+    %rm_tall = transform.param.constant 6 : i64 -> !transform.param<i64>
+    transform.include @cuvil_matmul_cpu_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn, %tnp, %tkp, %tm_tall, %rm_tall)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
   }
 
@@ -420,7 +447,9 @@ module attributes {transform.with_named_sequence} {
       %rm: !transform.param<i64> {transform.readonly, cuvil.param = "RM"},
       %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"},
       %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "TNP"},
-      %tkp: !transform.param<i64> {transform.readonly, cuvil.param = "TKP"}) {
+      %tkp: !transform.param<i64> {transform.readonly, cuvil.param = "TKP"},
+      %tm_tall: !transform.param<i64> {transform.readonly, cuvil.param = "TM_TALL"},
+      %rm_tall: !transform.param<i64> {transform.readonly, cuvil.param = "RM_TALL"}) {
     // Matmuls of fewer than RM rows first (vectorized whole, so the match
     // of every linalg.matmul below no longer sees them).
     %gemvs, %gemv_rows = transform.collect_matching @cuvil_match_gemv in %root
@@ -449,6 +478,13 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %pgemvs, %pgemv_rows : !transform.any_op, !transform.param<i64> {
     ^bb0(%g: !transform.any_op, %rows: !transform.param<i64>):
       transform.include @cuvil_packed_matmul_cpu failures(propagate) (%g, %tnp, %tm, %tkp, %rows)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    }
+    %tall = transform.collect_matching @cuvil_match_tall_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tall : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%m, %tnp, %tm_tall, %tkp, %rm_tall)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>) -> ()
     }

@@ -426,7 +426,8 @@ def test_contractions_on_several_threads(kind, threads):
 @pytest.mark.parametrize("batch,sizes", [(37, (33, 200, 130)),       # odd M, K; N padded to 256 / 192
                                          (64, (96, 128, 64)),        # N = 128 packed, then N = 64 plain
                                          (16, (300, 1000)),           # N = 1000 -> 1024 (16 panels)
-                                         (99, (64, 768, 130))])       # row tiles of 64 and 35: 35 % 4 rows alone
+                                         (99, (64, 768, 130)),        # row tiles of 64 and 35: 35 % 4 rows alone
+                                         (605, (64, 256, 130))])      # tall: 6-row tiles; 605 = 6 x 96 + 29 (4 alone)
 def test_packed_linear_layers(tmp_path, batch, sizes):
     """nn.Linear layers through cuvil.compile: W^T packed into 64-column
     panels in main_prepack, the packed kernel in main, numerics vs torch."""

@@ -40,6 +40,31 @@ func.func @packed(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>) -> tensor
   return %c : tensor<37x512xf32>
 }
 
+// 600 rows (>= 512): the tall schedule, forall tiles of 96 rows (600 = 6 x 96
+// + 24) and 6 x 64 register tiles: 24 accumulators, 24 FMAs per k step.
+// CHECK-LABEL: func.func @packed_tall
+// CHECK:         scf.forall ({{.*}}) in (7)
+// CHECK:           scf.for {{.*}} step %c6
+// CHECK:             scf.for {{.*}} to %c128 step %c4 iter_args({{.*}}) -> ({{.*}}vector<6x1x64xf32>)
+// CHECK-COUNT-24:      vector.fma {{.*}} : vector<64xf32>
+// CHECK-NOT:     vector.{{create|constant}}_mask
+// CHECK:         return
+func.func @packed_tall(%x: tensor<600x128xf32>, %bp: tensor<1x128x64xf32>) -> tensor<600x1x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<600x1x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<600x1x64xf32>) -> tensor<600x1x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j) -> (m, k)>, affine_map<(m, n, k, j) -> (n, k, j)>,
+                                        affine_map<(m, n, k, j) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %bp : tensor<600x128xf32>, tensor<1x128x64xf32>) outs(%f : tensor<600x1x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<600x1x64xf32>
+  return %r : tensor<600x1x64xf32>
+}
+
 // Attention's batched contraction (loops [b, m, k, n]) is not a packed matmul.
 // CHECK-LABEL: func.func @not_packed
 // CHECK:         linalg.generic
