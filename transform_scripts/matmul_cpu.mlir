@@ -16,15 +16,15 @@
 //   RM = 4,  RN = 64   register tile: 4 rows x (4 x zmm) = 16 accumulators, k step 1;
 //                      per k: 4 broadcasts of A + 4 zmm loads of B feed 16 FMAs.
 //                      The k loop is unrolled by 4 (@cuvil_unroll_k).
+//                      RM/RN must be constants; RN a power-of-two multiple of 16
+//                      (RN=48 produced very slow code; 4x128 spills). The register
+//                      tiles compared are in benchmarks/README.md.
 //   RM_TALL = 6, TM_TALL = 96  the packed fp32 matmuls of >= 512 rows: 6 x 64
 //                      register tiles (24 accumulators; per k 6 broadcasts and
 //                      4 row loads feed 24 FMAs) in forall tiles of 96 rows.
 //                      1024^3, 1 thread: 166 -> 177 GFLOP/s (2 threads 311 ->
 //                      322); below 512 rows (BERT's 128) the 4-row tile's
 //                      remainders cost less (benchmarks/README.md).
-//                      RM/RN must be constants; RN a power-of-two multiple of 16
-//                      (RN=48 produced very slow code; 4x128 spills). The register
-//                      tiles compared are in benchmarks/README.md.
 //
 // What @cuvil_matmul_cpu does to every linalg.matmul (C += A * B):
 //  1. Cache/thread tiling: tile_using_forall [TM, TN] -> scf.forall over C tiles
@@ -71,7 +71,7 @@
 // matmuls into C[m][n/64][64] += A[m][k] * Bp[n/64][k][64]; @cuvil_packed_matmul_cpu
 // schedules that contraction: loops interchanged to [n/64, m, 64, k], scf.forall over
 // TNP(=4) panels x TM rows with the fill fused, K blocks of TKP, RM x 64 register tile
-// (k innermost, m peeled), vectorized [1, RM, 64, 1]. Consecutive k rows of B are then
+// (k innermost; the last rows % RM as 1 x 64 tiles), vectorized [1, RM, 64, 1]. Consecutive k rows of B are then
 // 256 bytes apart instead of N*4 (12-16 KiB for the FFN/MLP shapes). TNP = 2 or 8
 // were slower with 2 threads. TKP = 768 (one K block for the 768-wide transformer
 // layers) instead of TK = 256: the accumulators are loaded and stored once per K
@@ -198,7 +198,7 @@ module attributes {transform.with_named_sequence} {
   // that both copies are unrolled; the vectorized steps' accumulator reads
   // fold into the previous step's writes). One k step is RM broadcasts, 4
   // row loads and 4*RM FMAs: with RM = 4 the loop's counter, compare and
-  // branch were 3 of 27 instructions, and issued on the FMA ports. 1024^3
+  // branch were 3 of its 27 instructions. 1024^3
   // fp32 (Intel Xeon model 167, 1 thread): 153-160 -> 169-177 GFLOP/s, packed
   // and unpacked (benchmarks/README.md). A trip count that 4 does not divide
   // gets a remainder loop; a loop of fewer than 4 steps stays as it is.
@@ -309,7 +309,8 @@ module attributes {transform.with_named_sequence} {
 
   // Schedules one packed matmul: loops interchanged to [n/64, m, 64, k];
   // scf.forall over TN/64 panels x TM rows (fill fused); K blocks of TKP; register
-  // tile RM x 64 with k innermost (m peeled), vectorized [1, RM, 64, 1].
+  // tile RM x 64 with k innermost, vectorized [1, RM, 64, 1]; the last rows % RM
+  // as 1 x 64 tiles, vectorized [1, 1, 64, 1].
   transform.named_sequence @cuvil_packed_matmul_cpu(
       %op: !transform.any_op {transform.consumed},
       %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly},
