@@ -4,8 +4,8 @@
 // A decode step's packed matmul (M = 1, pack_cpu.mlir's panels) of int8
 // weights (cuvil.weight_only): the register tile is the one row x 64
 // columns, unmasked, its accumulator carried across the k loop (unrolled by
-// 4); each k step
-// converts one 64-byte row of the panel (sitofp) and runs 4 FMAs.
+// 4); each k step converts one 64-byte row of the panel (sitofp) and runs 4
+// FMAs.
 // CHECK-LABEL: func.func @packed_one_row_int8_weights
 // CHECK-NOT:     linalg.generic
 // CHECK-NOT:     vector.{{create|constant}}_mask
