@@ -19,6 +19,11 @@
 //                      RM/RN must be constants; RN a power-of-two multiple of 16
 //                      (RN=48 produced very slow code; 4x128 spills). The register
 //                      tiles compared are in benchmarks/README.md.
+//   TNP_MID = 2, TM_MID = 128  the forall tile of the packed fp32 matmuls of 128
+//                      to 511 rows: one B panel read for 32 register tiles, not
+//                      16, and 6 tiles for 2 threads on a 768-wide layer, not 3.
+//                      Time new / old (1 thread, 2 threads): BERT-base fp32
+//                      0.96..0.97, 0.92..0.93; GPT-2 0.87..0.90 (1 thread).
 //   RM_TALL = 6, TM_TALL = 96  the packed fp32 matmuls of >= 512 rows: 6 x 64
 //                      register tiles (24 accumulators; per k 6 broadcasts and
 //                      4 row loads feed 24 FMAs) in forall tiles of 96 rows.
@@ -253,6 +258,21 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
+  // A packed fp32 matmul of at least 128 rows (a transformer's linear layers
+  // at sequence length 128): forall tiles of TM_MID rows x TNP_MID panels.
+  transform.named_sequence @cuvil_match_mid_packed_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_packed_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %min_m = transform.param.constant 128 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
   // The same contraction in integers (int8 x int8 -> int32 matmuls where the
   // host has no int8 dot-product kernel): the same loops, multiplies and adds
   // of sign-extended lanes.
@@ -433,10 +453,14 @@ module attributes {transform.with_named_sequence} {
     // tiles of TM_TALL rows (a multiple of 6).
     %tm_tall = transform.param.constant 96 : i64 -> !transform.param<i64>
     %rm_tall = transform.param.constant 6 : i64 -> !transform.param<i64>
-    transform.include @cuvil_matmul_cpu_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn, %tnp, %tkp, %tm_tall, %rm_tall)
+    // Packed fp32 matmuls of 128 to 511 rows: forall tiles of TM_MID rows x
+    // TNP_MID panels (a 768-wide layer at 128 rows: 6 tiles for 2 threads).
+    %tnp_mid = transform.param.constant 2 : i64 -> !transform.param<i64>
+    %tm_mid = transform.param.constant 128 : i64 -> !transform.param<i64>
+    transform.include @cuvil_matmul_cpu_schedule failures(propagate) (%root, %tm, %tn, %tk, %rm, %rn, %tnp, %tkp, %tnp_mid, %tm_mid, %tm_tall, %rm_tall)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
          !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
-         !transform.param<i64>, !transform.param<i64>) -> ()
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
   }
 
@@ -449,6 +473,8 @@ module attributes {transform.with_named_sequence} {
       %rn: !transform.param<i64> {transform.readonly, cuvil.param = "RN"},
       %tnp: !transform.param<i64> {transform.readonly, cuvil.param = "TNP"},
       %tkp: !transform.param<i64> {transform.readonly, cuvil.param = "TKP"},
+      %tnp_mid: !transform.param<i64> {transform.readonly, cuvil.param = "TNP_MID"},
+      %tm_mid: !transform.param<i64> {transform.readonly, cuvil.param = "TM_MID"},
       %tm_tall: !transform.param<i64> {transform.readonly, cuvil.param = "TM_TALL"},
       %rm_tall: !transform.param<i64> {transform.readonly, cuvil.param = "RM_TALL"}) {
     // Matmuls of fewer than RM rows first (vectorized whole, so the match
@@ -486,6 +512,13 @@ module attributes {transform.with_named_sequence} {
     transform.foreach %tall : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_packed_matmul_cpu failures(propagate) (%m, %tnp, %tm_tall, %tkp, %rm_tall)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+           !transform.param<i64>) -> ()
+    }
+    %mid = transform.collect_matching @cuvil_match_mid_packed_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %mid : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      transform.include @cuvil_packed_matmul_cpu failures(propagate) (%m, %tnp_mid, %tm_mid, %tkp, %rm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>) -> ()
     }

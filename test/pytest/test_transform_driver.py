@@ -92,7 +92,8 @@ def apply_shipped(name, payload=PAYLOAD, entry="__transform_main", params=None):
 
 def test_shipped_scripts_declare_their_parameters():
     assert transform.parameters(transform.load("matmul_cpu")) == {
-        "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64, "TNP": 4, "TKP": 768, "TM_TALL": 96, "RM_TALL": 6}
+        "TM": 64, "TN": 256, "TK": 256, "RM": 4, "RN": 64, "TNP": 4, "TKP": 768,
+        "TNP_MID": 2, "TM_MID": 128, "TM_TALL": 96, "RM_TALL": 6}
     assert transform.parameters(transform.load("batch_matmul_cpu")) == {"TM": 64, "RM": 4, "RN": 64}
     assert transform.parameters(transform.load("elementwise_cpu"), "cuvil_elementwise") == {
         "EW_ROWS": 8, "EW_VEC": 64, "RED_ROWS": 8, "PAR_MIN_COLS": 768}

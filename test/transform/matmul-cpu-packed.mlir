@@ -40,6 +40,29 @@ func.func @packed(%x: tensor<37x1536xf32>, %bp: tensor<8x1536x64xf32>) -> tensor
   return %c : tensor<37x512xf32>
 }
 
+// 130 rows (128 to 511): forall tiles of 2 panels x 128 rows.
+// CHECK-LABEL: func.func @packed_mid
+// CHECK:         scf.forall ({{.*}}) in (2, 2)
+// CHECK:             scf.for {{.*}} step %c4 iter_args({{.*}}) -> ({{.*}}vector<4x1x64xf32>)
+// CHECK-COUNT-16:      vector.fma {{.*}} : vector<64xf32>
+// CHECK-NOT:     vector.{{create|constant}}_mask
+// CHECK:         return
+func.func @packed_mid(%x: tensor<130x128xf32>, %bp: tensor<4x128x64xf32>) -> tensor<130x4x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<130x4x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<130x4x64xf32>) -> tensor<130x4x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j) -> (m, k)>, affine_map<(m, n, k, j) -> (n, k, j)>,
+                                        affine_map<(m, n, k, j) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %bp : tensor<130x128xf32>, tensor<4x128x64xf32>) outs(%f : tensor<130x4x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<130x4x64xf32>
+  return %r : tensor<130x4x64xf32>
+}
+
 // 600 rows (>= 512): the tall schedule, forall tiles of 96 rows (600 = 6 x 96
 // + 24) and 6 x 64 register tiles: 24 accumulators, 24 FMAs per k step.
 // CHECK-LABEL: func.func @packed_tall
