@@ -243,18 +243,26 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  // A packed fp32 matmul of at least 512 rows (a 1024^3 product, im2col
-  // convolutions): scheduled with the tall register tile (RM_TALL rows).
-  transform.named_sequence @cuvil_match_tall_packed_matmul(%op: !transform.any_op {transform.readonly})
-      -> !transform.any_op {
+  // Succeeds on a packed fp32 matmul of at least `min_m` rows.
+  transform.named_sequence @cuvil_match_packed_matmul_rows_at_least(%op: !transform.any_op {transform.readonly},
+      %min_m: !transform.param<i64> {transform.readonly}) {
     transform.include @cuvil_match_packed_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
       %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
-      %min_m = transform.param.constant 512 : i64 -> !transform.param<i64>
       transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
       transform.match.structured.yield
     }
+    transform.yield
+  }
+
+  // A packed fp32 matmul of at least 512 rows (a 1024^3 product, im2col
+  // convolutions): scheduled with the tall register tile (RM_TALL rows).
+  transform.named_sequence @cuvil_match_tall_packed_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %min_m = transform.param.constant 512 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packed_matmul_rows_at_least failures(propagate) (%op, %min_m)
+      : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield %op : !transform.any_op
   }
 
@@ -262,14 +270,9 @@ module attributes {transform.with_named_sequence} {
   // at sequence length 128): forall tiles of TM_MID rows x TNP_MID panels.
   transform.named_sequence @cuvil_match_mid_packed_matmul(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
-    transform.include @cuvil_match_packed_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    transform.match.structured %op : !transform.any_op {
-    ^bb0(%s: !transform.any_op):
-      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
-      %min_m = transform.param.constant 128 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
-      transform.match.structured.yield
-    }
+    %min_m = transform.param.constant 128 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packed_matmul_rows_at_least failures(propagate) (%op, %min_m)
+      : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield %op : !transform.any_op
   }
 
