@@ -45,8 +45,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import machine  # noqa: E402
 import models  # noqa: E402
 import systems  # noqa: E402
+import workloads  # noqa: E402
 
 def _resnet18():
     m = models.ResNet18()
@@ -248,6 +250,7 @@ def run_workload(name, threads, rounds, only):
     x = make()
     with torch.no_grad():
         want = model(*x)
+    flops = workloads.count_flops(model, x)
     runners, rows = {}, {}
     for sys_name, prepare in SYSTEMS.items():
         if only and sys_name not in only:
@@ -274,22 +277,41 @@ def run_workload(name, threads, rounds, only):
     for row in rows.values():
         if "ms" in row:
             row["min_ms"], row["median_ms"] = min(row["ms"]), statistics.median(row["ms"])
+            row["gops"] = flops / row["median_ms"] * 1e-6
     return rows
 
 
-def table(results) -> str:
-    lines = ["| workload | threads | system | min ms | median ms | vs cuvil-fp32 (median) | rel. L2 vs fp32 | compile s |",
-             "|---|---|---|---|---|---|---|---|"]
+#: Systems whose contractions run on the int8 units (weight-only ones compute in float).
+INT8_COMPUTE = {"cuvil-int8", "cuvil-int8-dynamic", "inductor-int8", "ort-int8-dynamic", "ort-int8-qdq",
+                "cuvil-onnx-qdq", "openvino-int8-qdq"}
+
+
+def table(results, roofs) -> str:
+    """The results as markdown; `roofs`: per thread count the host's int8
+    roof per thread (machine.reduced_precision_roofs), or None."""
+    lines = ["| workload | threads | system | min ms | median ms | vs cuvil-fp32 (median) | GOP/s | % int8 roof "
+             "| rel. L2 vs fp32 | compile s |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         base = r["rows"].get("cuvil-fp32", {}).get("median_ms")
+        roof = roofs.get(r["threads"])
         for name, row in r["rows"].items():
             if "skipped" in row:
-                lines.append(f"| {r['workload']} | {r['threads']} | {name} | skipped: {row['skipped']} | | | | |")
+                lines.append(f"| {r['workload']} | {r['threads']} | {name} | skipped: {row['skipped']} | | | | | | |")
                 continue
             speed = f"{base / row['median_ms']:.2f}x" if base else ""
+            peak = f"{row['gops'] / (r['threads'] * roof[1]):.0%}" if roof and name in INT8_COMPUTE else ""
             lines.append(f"| {r['workload']} | {r['threads']} | {name} | {row['min_ms']:.2f} | {row['median_ms']:.2f} "
-                         f"| {speed} | {row['rel_l2_vs_fp32']:.1e} | {row['compile_s']} |")
+                         f"| {speed} | {row['gops']:.0f} | {peak} | {row['rel_l2_vs_fp32']:.1e} | {row['compile_s']} |")
     return "\n".join(lines)
+
+
+def roof_note(roofs) -> str:
+    probed = [f"{t} thread(s): {rate:.0f} {machine.ROOF_NAMES[key]} per thread" for t, (key, rate) in sorted(roofs.items())]
+    return ("int8 roof probed at the start (machine.py; AMX tiles where the host has them, else vpdpbusd): "
+            + "; ".join(probed) + ". GOP/s counts a multiply and an add per multiply-add of the fp32 model's "
+            "matmuls and convolutions; % int8 roof only for the systems computing in int8.") if probed else \
+        "The host has no int8 dot-product or AMX unit: no int8 roof."
 
 
 def main(argv=None):
@@ -302,12 +324,18 @@ def main(argv=None):
     args = p.parse_args(argv)
     meta = host()
     print(f"host: {meta['cpu']} {meta['flags']}", flush=True)
+    roofs = {}
+    for threads in args.threads:
+        roof = machine.reduced_precision_roofs(machine.snapshot(threads)).get("int8")
+        if roof is not None:
+            roofs[threads] = roof
+    meta["int8_roof_per_thread"] = {t: {"probe": key, "gops": rate} for t, (key, rate) in roofs.items()}
     results = []
     for name in args.workloads:
         for threads in args.threads:
             results.append({"workload": name, "threads": threads,
                             "rows": run_workload(name, threads, args.rounds, args.systems)})
-    md = table(results)
+    md = table(results, roofs) + "\n\n" + roof_note(roofs)
     print(md)
     Path(args.out).write_text(json.dumps({"meta": meta, "results": results}, indent=1))
     Path(args.out).with_suffix(".md").write_text(f"host: {meta['cpu']}, {meta['flags']}\n\n{md}\n")

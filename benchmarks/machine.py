@@ -1,5 +1,6 @@
-"""What this machine can do right now: the fp32 FMA roof and the cache
-bandwidth, per core.
+"""What this machine can do right now: the fp32 FMA roof, the bf16 and
+int8 roofs (dot-product instructions, AMX tiles) and the cache bandwidth,
+per core.
 
 The workloads here are matmul-bound, so their GFLOP/s only mean something
 next to the peak of the same machine at the same moment (a shared VM's
@@ -42,6 +43,10 @@ def _library():
     lib.cuvil_bench_bf16_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
     lib.cuvil_bench_int8_gops.restype = ctypes.c_double
     lib.cuvil_bench_int8_gops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.cuvil_bench_amx_bf16_gflops.restype = ctypes.c_double
+    lib.cuvil_bench_amx_bf16_gflops.argtypes = [ctypes.c_int, ctypes.c_int64]
+    lib.cuvil_bench_amx_int8_gops.restype = ctypes.c_double
+    lib.cuvil_bench_amx_int8_gops.argtypes = [ctypes.c_int, ctypes.c_int64]
     lib.cuvil_bench_handoff_ns.restype = ctypes.c_double
     lib.cuvil_bench_handoff_ns.argtypes = [ctypes.c_int64]
     return lib
@@ -74,16 +79,47 @@ def _dot_probe(measure, ops_per_iter: int, threads: int, seconds: float):
 
 def bf16_probe(threads: int = 1, seconds: float = 0.15):
     """bf16 dot-product (vdpbf16ps) GFLOP/s per thread, like probe(); None on
-    a host without AVX512-BF16. (AMX hosts: the AMX roof is not probed; their
-    bf16 rows are compared against this one.)"""
+    a host without AVX512-BF16 (the bf16 roof of hosts without AMX)."""
     return _dot_probe(_library().cuvil_bench_bf16_gflops, 12 * 64, threads, seconds)
 
 
 def int8_probe(threads: int = 1, seconds: float = 0.15):
     """int8 dot-product (vpdpbusd) GOP/s per thread (a multiply and an add
-    per byte pair), like probe(); None on a host without AVX512-VNNI. (AMX
-    hosts: the AMX roof is not probed.)"""
+    per byte pair), like probe(); None on a host without AVX512-VNNI (the
+    int8 roof of hosts without AMX)."""
     return _dot_probe(_library().cuvil_bench_int8_gops, 12 * 128, threads, seconds)
+
+
+def amx_bf16_probe(threads: int = 1, seconds: float = 0.15):
+    """AMX bf16 tile-product (tdpbf16ps) GFLOP/s per thread, like probe();
+    None on a host without AMX (or where Linux does not grant the tiles)."""
+    return _dot_probe(_library().cuvil_bench_amx_bf16_gflops, 4 * 16 * 16 * 32 * 2, threads, seconds)
+
+
+def amx_int8_probe(threads: int = 1, seconds: float = 0.15):
+    """AMX int8 tile-product (tdpbusd) GOP/s per thread, like probe(); None
+    on a host without AMX."""
+    return _dot_probe(_library().cuvil_bench_amx_int8_gops, 4 * 16 * 16 * 64 * 2, threads, seconds)
+
+
+#: The reduced-precision roofs of a snapshot(), as reports name them.
+ROOF_NAMES = {"bf16_gflops": "GFLOP/s bf16 dot product", "int8_gops": "GOP/s int8 dot product",
+              "amx_bf16_gflops": "GFLOP/s bf16 AMX", "amx_int8_gops": "GOP/s int8 AMX"}
+
+
+def reduced_precision_roofs(snap: dict) -> dict:
+    """The bf16 and int8 roofs of the units Cuvil's kernels use on this host:
+    {"bf16": (key, rate), "int8": (key, rate)} from a snapshot(), AMX where
+    the host has it, else the dot-product instructions; a precision is
+    missing where the host has neither."""
+    roofs = {}
+    for precision, keys in (("bf16", ("amx_bf16_gflops", "bf16_gflops")),
+                            ("int8", ("amx_int8_gops", "int8_gops"))):
+        for key in keys:
+            if key in snap:
+                roofs[precision] = (key, snap[key])
+                break
+    return roofs
 
 
 def bandwidth(threads: int = 1, megabytes: int = 4, reps: int = 40) -> float:
@@ -110,15 +146,15 @@ def handoff_ns(rounds: int = 200_000):
 
 def snapshot(threads: int) -> dict:
     """The probes on `threads` threads: {"fma_gflops", "l3_read_gbps"} per
-    thread, "bf16_gflops" / "int8_gops" (dot-product roofs) where the host has
-    them, and with 2+ threads "handoff_ns" (core-to-core)."""
+    thread, "bf16_gflops" / "int8_gops" (dot-product roofs) and
+    "amx_bf16_gflops" / "amx_int8_gops" (tile-product roofs) where the host
+    has them, and with 2+ threads "handoff_ns" (core-to-core)."""
     snap = dict(fma_gflops=probe(threads), l3_read_gbps=bandwidth(threads))
-    bf16 = bf16_probe(threads)
-    if bf16 is not None:
-        snap["bf16_gflops"] = bf16
-    int8 = int8_probe(threads)
-    if int8 is not None:
-        snap["int8_gops"] = int8
+    for key, measure in (("bf16_gflops", bf16_probe), ("int8_gops", int8_probe),
+                         ("amx_bf16_gflops", amx_bf16_probe), ("amx_int8_gops", amx_int8_probe)):
+        rate = measure(threads)
+        if rate is not None:
+            snap[key] = rate
     handoff = handoff_ns() if threads >= 2 else None
     if handoff is not None:
         snap["handoff_ns"] = handoff
@@ -142,6 +178,7 @@ def degraded(snap: dict, reference: dict, tolerance: float = 0.85) -> list:
 
 if __name__ == "__main__":
     for t in (1, 2):
-        print(f"{t} thread(s): {probe(t):.1f} GFLOP/s, {bandwidth(t):.1f} GB/s (L3 read) per thread")
+        roofs = "".join(f", {rate:.0f} {ROOF_NAMES[key]}" for key, rate in snapshot(t).items() if key in ROOF_NAMES)
+        print(f"{t} thread(s): {probe(t):.1f} GFLOP/s fp32 FMA{roofs}, {bandwidth(t):.1f} GB/s (L3 read) per thread")
     handoff = handoff_ns()
     print("core-to-core handoff: " + (f"{handoff:.0f} ns" if handoff is not None else "n/a (1 CPU)"))

@@ -12,9 +12,11 @@ time (cold; for Cuvil also cached: a fresh process finding the library in the
 cache, the median of three, benchmarks/warm_start.py), peak RSS and max |error|
 vs eager (of the first call and of a call after the timed ones). Next to every
 measurement the child also probes the machine on the same number of threads
-(machine.py: fp32 FMA roof, L3 read bandwidth, with 2+ threads the
+(machine.py: fp32 FMA roof, the bf16 / int8 roofs of the host's dot-product
+instructions and AMX tiles, L3 read bandwidth, with 2+ threads the
 core-to-core handoff latency), before and after timing:
-"% peak" is the GFLOP/s against the lower FMA roof, and a probe more than 15%
+"% peak" is the GFLOP/s against the lower FMA roof (-bf16 rows: the lower bf16
+roof of the unit bf16 kernels run on, AMX where the host has it), and a probe more than 15%
 worse than the best of that probe in the whole run flags the row as measured
 on a busy machine (a shared host's cores or caches taken by its neighbours,
 or its two vCPUs placed on two core complexes).
@@ -78,8 +80,11 @@ def measure_one(workload, system, threads, repeats, warmup):
                   machine={k: [before[k], after[k]] for k in before}, **stats)
     if flops:
         result["gflops"] = flops / med / 1e9
-        # bf16 systems against the bf16 dot-product roof where the host has one.
-        roof = "bf16_gflops" if system.endswith("-bf16") and "bf16_gflops" in result["machine"] else "fma_gflops"
+        # bf16 systems against the roof of the unit bf16 kernels run on: AMX
+        # tiles where the host has them, else the bf16 dot product, else FMA.
+        roof = "fma_gflops"
+        if system.endswith("-bf16"):
+            roof = next((k for k in ("amx_bf16_gflops", "bf16_gflops") if k in result["machine"]), roof)
         result["peak_fraction"] = result["gflops"] / (threads * min(result["machine"][roof]))
         result["roof"] = roof
     return result
@@ -199,12 +204,14 @@ def markdown(results, start=None):
         probes = "; ".join(f"{t} thread(s): {p['fma_gflops']:.0f} GFLOP/s FMA, "
                            + (f"{p['bf16_gflops']:.0f} GFLOP/s bf16 dot product, " if "bf16_gflops" in p else "")
                            + (f"{p['int8_gops']:.0f} GOP/s int8 dot product, " if "int8_gops" in p else "")
+                           + (f"{p['amx_bf16_gflops']:.0f} GFLOP/s bf16 AMX, " if "amx_bf16_gflops" in p else "")
+                           + (f"{p['amx_int8_gops']:.0f} GOP/s int8 AMX, " if "amx_int8_gops" in p else "")
                            + f"{p['l3_read_gbps']:.0f} GB/s "
                            "L3 read per thread" + (f", {p['handoff_ns']:.0f} ns core-to-core handoff"
                                                    if "handoff_ns" in p else "")
                            for t, p in sorted(start.items()))
         footer = (f"\nMachine at the start of the run: {probes}. % peak = GFLOP/s / (threads x the FMA "
-                  "roof probed next to that row; -bf16 rows: the bf16 dot-product roof). \"busy\": a probe next to that row was more than 15% "
+                  "roof probed next to that row; -bf16 rows: the AMX bf16 roof on hosts with AMX, else the bf16 dot-product roof). \"busy\": a probe next to that row was more than 15% "
                   "worse than the best of that probe in this run (handoff: another placement of the "
                   "two vCPUs on the host, e.g. 30 vs 170 ns).\n")
     return "\n".join(rows) + "\n" + footer

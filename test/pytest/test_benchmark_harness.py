@@ -32,6 +32,22 @@ def test_machine_probes_report_per_thread_rates():
     assert machine.degraded({"handoff_ns": 38.0}, {"handoff_ns": 30.0}) == []
 
 
+def test_amx_probes_measure_the_tile_unit_where_the_host_has_one():
+    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo") if ln.startswith("flags")), [])
+    bf16, int8 = machine.amx_bf16_probe(1, seconds=0.02), machine.amx_int8_probe(1, seconds=0.02)
+    if not {"amx_bf16", "amx_int8"} <= set(flags):
+        assert bf16 is None and int8 is None
+    elif bf16 is not None:   # (None: a kernel that does not grant the tile state)
+        # A tdpbusd is twice a tdpbf16ps's operations in the same time; a
+        # core's tile unit does more than 100 GFLOP/s, no core 100 TFLOP/s.
+        assert 100 < bf16 < 100_000 and 100 < int8 < 200_000 and int8 > 1.3 * bf16
+    # Reports compare bf16 / int8 rows against AMX where it was probed, else the dot products.
+    assert machine.reduced_precision_roofs({"fma_gflops": 1.0, "bf16_gflops": 2.0, "amx_bf16_gflops": 30.0,
+                                            "int8_gops": 4.0}) == {"bf16": ("amx_bf16_gflops", 30.0),
+                                                                   "int8": ("int8_gops", 4.0)}
+    assert machine.reduced_precision_roofs({"fma_gflops": 1.0}) == {}
+
+
 def test_harness_runs_matmul_against_eager(tmp_path):
     out, scratch = tmp_path / "bench", tmp_path / "scratch"
     scratch.mkdir()
