@@ -436,6 +436,15 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
     input's next pixels and rows, read in bounds, and their weights are
     zero. The VNNI packing then has no K to pad, which took a copy of the
     whole gathered matrix per call.
+
+    With `int8-shifted-rows` (AMX-INT8 hosts), an int8 conv of stride and
+    dilation 1 whose channels are whole 64-byte tile rows (and output
+    channels whole 64-column panels) is no gather and matmul but one
+    linalg.generic over shifted rows of its padded input, already in the
+    AMX schedule's loop order and VNNI layout:
+    `Y[q][f] = sum X[q + kh*WP + kw][c] * W[f][c][kh][kw]` on the padded
+    width (q = oh*WP + ow; the columns past OW are dropped), A the input
+    itself as [rows][C/4][4], B the weights packed [F/64][KH][KW][C/4][64][4].
   }];
   let options = [
     Option<"minInputChannels", "min-input-channels", "int64_t", /*default=*/"16",
@@ -444,7 +453,10 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
            "convs with fewer output channels are left alone">,
     Option<"int8KMultiple", "int8-k-multiple", "int64_t", /*default=*/"0",
            "int8 convs: gather windows of more taps and longer runs so that K is a multiple of this "
-           "(0: KH x KW*C as it is)">
+           "(0: KH x KW*C as it is)">,
+    Option<"int8ShiftedRows", "int8-shifted-rows", "bool", /*default=*/"false",
+           "int8 stride-1 convs with channels in whole 64-byte rows: one contraction over shifted rows "
+           "of the padded input, no gather (AMX-INT8 hosts; see Im2colConv.cpp)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];

@@ -377,6 +377,63 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }
+    %convs = transform.collect_matching @cuvil_match_amx_shifted_rows in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.include @cuvil_amx_shifted_rows failures(propagate) (%c, %tnp, %tm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    transform.yield
+  }
+
+  // An int8 conv as one contraction over shifted rows of its padded input
+  // (cuvil-im2col-conv{int8-shifted-rows}, AMX-INT8 hosts): rank 7, loops
+  // [n/64, q, 64, kh, kw, c/4, 4], A's rows q + kh*WP + kw, i8 x i8 -> i32.
+  transform.named_sequence @cuvil_match_amx_shifted_rows(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %seven = transform.param.constant 7 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %seven : !transform.param<i64>
+      %ni = transform.match.structured.num_inputs %s : (!transform.any_op) -> !transform.param<i64>
+      %two = transform.param.constant 2 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %ni, %two : !transform.param<i64>
+      transform.match.structured.dim %s[0, 1, 2] {parallel} : !transform.any_op
+      transform.match.structured.dim %s[3, 4, 5, 6] {reduction} : !transform.any_op
+      %j = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %v = transform.match.structured.dim %s[6] : (!transform.any_op) -> !transform.param<i64>
+      %c64 = transform.param.constant 64 : i64 -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %j, %c64 : !transform.param<i64>
+      transform.match.param.cmpi eq %v, %four : !transform.param<i64>
+      transform.match.structured.body %s {contraction = ["arith.muli", "arith.addi"]} : !transform.any_op
+      %a = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
+      %b = transform.match.structured.input %s[1] : (!transform.any_op) -> !transform.any_value
+      %c = transform.match.structured.init %s[0] : (!transform.any_op) -> !transform.any_value
+      %wa = transform.match.structured.elemental_bitwidth %a : (!transform.any_value) -> !transform.param<i64>
+      %wb = transform.match.structured.elemental_bitwidth %b : (!transform.any_value) -> !transform.param<i64>
+      %wc = transform.match.structured.elemental_bitwidth %c : (!transform.any_value) -> !transform.param<i64>
+      %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
+      %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %wa, %c8 : !transform.param<i64>
+      transform.match.param.cmpi eq %wb, %c8 : !transform.param<i64>
+      transform.match.param.cmpi eq %wc, %c32 : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // Its forall tiles, as a matmul's (already in the loop order
+  // cuvil-amx-matmul reads): AMX_TNP panels x AMX_TM rows of the padded-width
+  // output, each reading the rows of the input its taps shift to.
+  transform.named_sequence @cuvil_amx_shifted_rows(%op: !transform.any_op {transform.consumed},
+      %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly}) {
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%tnp, %tm]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_amx_fuse_init failures(propagate) (%forall) : (!transform.any_op) -> ()
+    transform.annotate %t0 "cuvil.amx" : !transform.any_op
     transform.yield
   }
 

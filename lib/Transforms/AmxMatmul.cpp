@@ -89,6 +89,10 @@ struct AmxContraction {
   int64_t vnni;    // v
   Type inType, accType;
   bool zextLhs = false, zextRhs = false;
+  /// A conv over shifted rows (hasShiftedRowsMaps): K is KH x KW taps of
+  /// `tapGroups` groups each, and tap (kh, kw) reads A's rows shifted by
+  /// kh * `rowShift` + kw. 0 for a plain matmul.
+  int64_t rowShift = 0, kw = 1, tapGroups = 0;
 };
 
 bool extendsUnsigned(Block &body, unsigned argIndex) {
@@ -122,9 +126,71 @@ Value dropUnitBatch(OpBuilder &b, Location loc, Value memref) {
   return memref::createCanonicalRankReducingSubViewOp(b, loc, memref, type.getShape().drop_front());
 }
 
+/// Whether `op` is cuvil-im2col-conv's int8 conv over shifted rows, loops
+/// [p, q, 64, kh, kw, c/4, 4] with A[q + kh * WP + kw][c/4][4],
+/// B[p][kh][kw][c/4][64][4] and C[q][p][64]; sets `rowShift` to WP.
+bool hasShiftedRowsMaps(linalg::GenericOp op, int64_t &rowShift) {
+  MLIRContext *ctx = op.getContext();
+  if (op.getNumLoops() != 7)
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  // WP: the first result's value at kh = 1, every other loop 0.
+  SmallVector<AffineExpr> unitKh(7, getAffineConstantExpr(0, ctx));
+  unitKh[3] = getAffineConstantExpr(1, ctx);
+  auto shift = dyn_cast<AffineConstantExpr>(
+      simplifyAffineExpr(maps[0].getResult(0).replaceDims(unitKh), 7, 0));
+  if (!shift || shift.getValue() < 1)
+    return false;
+  rowShift = shift.getValue();
+  SmallVector<AffineMap> expected = {
+      AffineMap::get(7, 0, {d(1) + d(3) * rowShift + d(4), d(5), d(6)}, ctx),
+      AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx),
+      AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx)};
+  for (AffineMap &map : expected)
+    map = simplifyAffineMap(map);
+  return llvm::equal(llvm::map_range(maps, simplifyAffineMap), expected);
+}
+
+/// The shifted-rows conv's operands: B viewed as [p][kh*kw*c/4][64][4] (its
+/// taps' groups are contiguous), C's rows whole tiles (the conv rewrite
+/// rounds them up to whole forall tiles).
+FailureOr<AmxContraction> matchShiftedRows(OpBuilder &builder, linalg::GenericOp op, int64_t rowShift) {
+  AmxContraction mm;
+  mm.a = op.getDpsInputOperand(0)->get();
+  mm.c = op.getDpsInitOperand(0)->get();
+  Value b = op.getDpsInputOperand(1)->get();
+  auto aType = cast<MemRefType>(mm.a.getType());
+  auto bType = cast<MemRefType>(b.getType());
+  auto cType = cast<MemRefType>(mm.c.getType());
+  mm.inType = aType.getElementType();
+  mm.accType = cType.getElementType();
+  mm.vnni = 4;
+  mm.rowShift = rowShift;
+  mm.kw = bType.getDimSize(2);
+  mm.tapGroups = bType.getDimSize(3);
+  if (!mm.inType.isInteger(8) || !bType.getElementType().isInteger(8) || !mm.accType.isInteger(32) ||
+      ShapedType::isDynamicShape(bType.getShape().drop_front()) || aType.getDimSize(1) != mm.tapGroups ||
+      aType.getDimSize(2) != 4 || bType.getDimSize(4) != kPanel || bType.getDimSize(5) != 4 ||
+      cType.getDimSize(2) != kPanel || mm.tapGroups % kTileRows != 0 || ShapedType::isDynamic(cType.getDimSize(0)) ||
+      cType.getDimSize(0) % kTileRows != 0)
+    return failure();
+  if (!aType.areTrailingDimsContiguous(2) || !bType.areTrailingDimsContiguous(5) ||
+      !cType.areTrailingDimsContiguous(1))
+    return failure();
+  mm.b = memref::CollapseShapeOp::create(builder, op.getLoc(), b,
+                                         ArrayRef<ReassociationIndices>{{0}, {1, 2, 3}, {4}, {5}});
+  mm.kGroups = cast<MemRefType>(mm.b.getType()).getDimSize(1);
+  mm.zextLhs = extendsUnsigned(*op.getBlock(), 0);
+  mm.zextRhs = extendsUnsigned(*op.getBlock(), 1);
+  return mm;
+}
+
 FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
+  if (int64_t rowShift = 0; hasShiftedRowsMaps(op, rowShift))
+    return matchShiftedRows(builder, op, rowShift);
   bool batched = hasVnniMaps(op, /*batched=*/true);
   if (!batched && !hasVnniMaps(op, /*batched=*/false))
     return failure();
@@ -244,14 +310,14 @@ public:
 
   void emit() {
     Value c0 = index(0);
-    Value rows = memref::DimOp::create(b, loc, mm.a, 0);
+    Value rows = memref::DimOp::create(b, loc, mm.c, 0);
     Value panels = memref::DimOp::create(b, loc, mm.b, 0);
     cStride = stride(mm.c, 0);
     bStride = stride(mm.b, 1);
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
     ASource a = readsAInPlace() ? ASource{mm.a, stride(mm.a, 0)} : copyA(rows, rows16);
     Value aCopy = a.mem == mm.a ? Value() : a.mem;
-    int64_t staticRows = cast<MemRefType>(mm.a.getType()).getDimSize(0);
+    int64_t staticRows = cast<MemRefType>(mm.c.getType()).getDimSize(0);
     bool raggedRows = ShapedType::isDynamic(staticRows) || staticRows % kTileRows != 0;
     if (!aCopy && raggedRows)
       a.rest = copyLastRows(rows, rows16);
@@ -321,6 +387,8 @@ private:
   /// 0.93x; ResNet-18 int8 0.90x (1 thread).
   bool readsAInPlace() const {
     auto type = cast<MemRefType>(mm.a.getType());
+    if (mm.rowShift)
+      return true;   // whole tiles by construction (matchShiftedRows), rows of C bytes
     if (tailGroups() != 0)
       return false;
     SmallVector<int64_t> strides;
@@ -454,6 +522,20 @@ private:
       });
   }
 
+  /// A's row and group for C's row `row` and K group `k`: the same, but for
+  /// a conv over shifted rows, where k is group k % tapGroups of tap
+  /// k / tapGroups = (kh, kw), whose rows are shifted by kh * rowShift + kw.
+  std::pair<Value, Value> aIndices(Value row, Value k) {
+    if (!mm.rowShift)
+      return {row, k};
+    Value tap = arith::DivUIOp::create(b, loc, k, index(mm.tapGroups));
+    Value group = arith::RemUIOp::create(b, loc, k, index(mm.tapGroups));
+    Value kh = arith::DivUIOp::create(b, loc, tap, index(mm.kw));
+    Value kw = arith::RemUIOp::create(b, loc, tap, index(mm.kw));
+    Value shift = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, kh, index(mm.rowShift)), kw);
+    return {arith::AddIOp::create(b, loc, row, shift), group};
+  }
+
   amx::TileType tile(Type elem) {
     int64_t cols = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
     return amx::TileType::get({kTileRows, cols}, elem);
@@ -474,8 +556,8 @@ private:
     auto product = [&](SmallVector<Value> &acc, Value aMem, Value aStride, Value aK, Value bMem, Value bPanel,
                        Value bK, Value bStrideNow) {
       auto loadA = [&](int i) {
-        return amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{aRowOf(i), aK, index(0)}, aStride)
-            .getResult();
+        auto [row, group] = aIndices(aRowOf(i), aK);
+        return amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{row, group, index(0)}, aStride).getResult();
       };
       auto loadB = [&](int j) {
         Value col = arith::AddIOp::create(b, loc, h, colOf(j));

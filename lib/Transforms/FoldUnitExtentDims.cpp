@@ -6,7 +6,8 @@
 // matmul_dot_cpu.mlir schedules (it would stay scalar loops). The same for
 // the plain panel contractions (C[m][n/64][64] += A[m][k] * B[n/64][k][64]):
 // a decode step's M = 1 matmul would lose its m loop and no longer be the
-// rank-4 op that matmul_cpu.mlir schedules.
+// rank-4 op that matmul_cpu.mlir schedules. And cuvil-im2col-conv's int8
+// convs over shifted rows (one panel: 64 output channels).
 // Also kept: a unit loop inside a window expression (`d2 * 2 + d5`, torch-
 // mlir's max_pool3d over a depth-1 output) that would become the bare loop
 // `d5` of a larger operand dimension: upstream folds it into an invalid op.
@@ -71,6 +72,29 @@ bool isPanelContraction(linalg::GenericOp g) {
          maps[2] == AffineMap::get(4, 0, {m, np, j}, ctx);
 }
 
+/// Loops [n/64, q, 64, kh, kw, c/4, 4]: cuvil-im2col-conv's int8 conv over
+/// shifted rows (A[q + kh * WP + kw][c/4][4]), which matmul_dot_cpu.mlir's
+/// AMX schedule takes with its panel loop (64 output channels: one panel).
+bool isShiftedRowsContraction(linalg::GenericOp g) {
+  using utils::IteratorType;
+  if (g.getNumLoops() != 7 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+    return false;
+  SmallVector<IteratorType> it = g.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = g.getStaticLoopRanges();
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  return llvm::all_of(ArrayRef(it).take_front(3), [](IteratorType t) { return t == IteratorType::parallel; }) &&
+         llvm::all_of(ArrayRef(it).drop_front(3), [](IteratorType t) { return t == IteratorType::reduction; }) &&
+         ranges[2] == 64 && ranges[6] == 4 &&
+         maps[1] == AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) &&
+         maps[2] == AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx);
+}
+
+bool isKeptContraction(linalg::GenericOp g) {
+  return isVnniContraction(g) || isPanelContraction(g) || isShiftedRowsContraction(g);
+}
+
 /// The accumulator init of a contraction kept whole (an int8 matmul's
 /// zero-point correction broadcast over its rows): folded, it would reach
 /// the contraction through an expand_shape, and cuvil-outline-kernels would
@@ -81,7 +105,7 @@ bool initializesKeptContraction(Operation *op) {
     return false;
   OpOperand &use = *op->getResult(0).getUses().begin();
   auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
-  return g && g.isDpsInit(&use) && (isVnniContraction(g) || isPanelContraction(g));
+  return g && g.isDpsInit(&use) && isKeptContraction(g);
 }
 
 /// The loops of `dims` that upstream may drop: not those whose removal
@@ -109,7 +133,7 @@ struct CuvilFoldUnitExtentDimsPass
     linalg::ControlDropUnitDims options;
     auto upstream = options.controlFn;
     options.controlFn = [upstream](Operation *op) -> SmallVector<unsigned> {
-      if (auto g = dyn_cast<linalg::GenericOp>(op); g && (isVnniContraction(g) || isPanelContraction(g)))
+      if (auto g = dyn_cast<linalg::GenericOp>(op); g && isKeptContraction(g))
         return {};
       if (initializesKeptContraction(op))
         return {};

@@ -273,9 +273,16 @@ def _digest(text: str) -> str:
 
 # -- the passes ----------------------------------------------------------------
 
+def _options(values: dict) -> str:
+    """A pass's `{name=value ...}` for the options that are set (booleans as
+    bare names); empty when none is."""
+    set_ = [name if value is True else f"{name}={value}" for name, value in values.items() if value]
+    return "{" + " ".join(set_) + "}" if set_ else ""
+
+
 def raise_passes(pack_script: Path, narrow_type: str = "",
                  pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False,
-                 int8_k_multiple: int = 0) -> Tuple[str, ...]:
+                 int8_k_multiple: int = 0, int8_shifted_rows: bool = False) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
@@ -296,7 +303,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     vectorize them; the conv results stay channels-last through the
     elementwise ops and pads after them (the NHWC -> NCHW transpose of one conv
     cancels against the next conv's NCHW -> NHWC one; with `int8_k_multiple`, AMX-INT8
-    hosts, an int8 conv's windows are gathered with K a multiple of the tile rows). Contractions then take bf16 / f16 operands where the model
+    hosts, an int8 conv's windows are gathered with K a multiple of the tile rows, and
+    with `int8_shifted_rows` a stride-1 int8 conv with channels in whole tile rows is one
+    contraction over shifted rows of its padded input, no windows gathered). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
     products too where `narrow_batched`: AMX-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
@@ -324,7 +333,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
             "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv"
-            + (f"{{int8-k-multiple={int8_k_multiple}}}" if int8_k_multiple else "") + ",cuvil-propagate-channels-last)",
+            + _options({"int8-k-multiple": int8_k_multiple, "int8-shifted-rows": int8_shifted_rows})
+            + ",cuvil-propagate-channels-last)",
             "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
             + (f"{{element-type={narrow_type}" + (" batched-contractions" if narrow_batched else "") + "}"
@@ -533,7 +543,7 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
         PassPipeline("raise", "cuvil", raise_passes(
             pack, PRECISIONS[precision], scheduling.pack_entry(target),
             scheduling.batched_bf16_contractions(target, PRECISIONS[precision]),
-            scheduling.int8_k_multiple(target)),
+            scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target)),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
@@ -589,8 +599,8 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              + " or ".join(f"`{e}`" for e in scheduling.AMX_BF16_PACK_ENTRIES.values())
              + " (no int8 dot products / int8 on vpdpbusd / on AMX-INT8 tiles), which also packs attention's "
              "batched products and pads the K of the matmuls the tiles take to whole 64-byte tile rows "
-             "(on AMX-INT8 hosts `cuvil-im2col-conv` gets `int8-k-multiple=64`: int8 convs' windows are "
-             "gathered that way), and with "
+             "(on AMX-INT8 hosts `cuvil-im2col-conv` gets `int8-k-multiple=64 int8-shifted-rows`: int8 convs' "
+             "windows are gathered that way, stride-1 ones are read in place), and with "
              "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "
              "those products run on the tiles too.\n",
              "### with profile=True\n",

@@ -106,6 +106,13 @@ def int8_k_multiple(features: FrozenSet[str]) -> int:
     return 64 if amx_int8(features) else 0
 
 
+def int8_shifted_rows(features: FrozenSet[str]) -> bool:
+    """Whether the raise step writes stride-1 int8 convs as one contraction
+    over shifted rows of the padded input (pipeline.raise_passes): on
+    AMX-INT8 hosts, whose tile loads read those rows in place."""
+    return amx_int8(features)
+
+
 def batched_bf16_contractions(features: FrozenSet[str], narrow_type: str) -> bool:
     """Whether precision="bf16" narrows attention's batched products too:
     where AMX tiles take them (matmul_dot_cpu's @cuvil_amx_bf16). Elsewhere

@@ -224,6 +224,32 @@ def test_int8_conv_is_exact(shape, kernel, stride, padding, dilation):
     assert torch.equal(fast(q).double(), want)
 
 
+@pytest.mark.parametrize("features", [
+    pytest.param("", marks=pytest.mark.skipif(not HAS_AMX_INT8, reason="host CPU has no AMX-INT8")),
+    "-amx"], ids=["amx", "no-amx"])
+@pytest.mark.parametrize("shape,cout,kernel,padding", [
+    ((1, 64, 32, 32), 128, 3, 1),      # 32 x 32 x 9 x 64 = 590 KB gathered: over shifted rows on AMX
+    ((1, 64, 24, 40), 64, 5, 2),       # 5 x 5 taps, a non-square input, one panel
+    ((1, 64, 34, 34), 64, 3, 0),       # no pad in front: an im2col matmul everywhere
+])
+def test_int8_conv_over_shifted_rows_is_exact(shape, cout, kernel, padding, features, monkeypatch):
+    """Stride-1 int8 convs with 64-byte channel rows: on AMX-INT8 hosts one
+    contraction over shifted rows of the padded input (signed x signed
+    tiles, tdpbssd), else (and without a pad to add rows to) an im2col
+    matmul; the same exact integer sums either way."""
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
+    g = torch.Generator().manual_seed(0)
+    w = torch.randint(-128, 128, (cout, shape[1], kernel, kernel), dtype=torch.int8, generator=g)
+    q = torch.randint(-128, 128, shape, dtype=torch.int8, generator=g)
+    q[0, :, 0, 0], w[0] = -128, -128     # the extreme product, summed over the whole window
+    geometry = [1, 1], [padding] * 2, [1, 1]
+    fast = cuvil.compile(_Int8Conv(w, *geometry))
+    want = torch.nn.functional.conv2d(q.double() - 3, w.double(), None, 1, padding)
+    assert torch.equal(fast(q).double(), want)
+    shifted = "llvm.x86.tdpbssd.internal" in fast.last_signature.ir["llvm_ir"]
+    assert shifted == (features == "" and padding > 0)
+
+
 def _relative_error(got, want) -> float:
     return float((got - want).norm() / want.norm())
 

@@ -365,3 +365,45 @@ func.func @one_fill_stays(%A: memref<32x32x2xbf16>, %B: memref<1x32x64x2xbf16>, 
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 10 + d4, d5, d6)>
+#b = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+#c = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+
+// cuvil-im2col-conv's int8 conv over shifted rows (3 x 3 taps of 16 groups,
+// input rows 10 pixels wide): B viewed as [p][144][64][4]; A's tile for K
+// group k at C's row m is rows m + (k / 16 / 3) * 10 + (k / 16) % 3, group
+// k % 16 of the input, read in place (no copy, no buffers); signed x signed
+// (tdpbssd: no zext on either operand).
+// CHECK-LABEL: func.func @s8s8_shifted_rows
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[B:.*]] = memref.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3], [4], [5]] : memref<1x3x3x16x64x4xi8> into memref<1x144x64x4xi8>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c128{{.*}} step %c128
+// CHECK:           %[[TAP:.*]] = arith.divui %[[K:.*]], %c16{{.*}} : index
+// CHECK:           %[[GROUP:.*]] = arith.remui %[[K]], %c16{{.*}} : index
+// CHECK:           %[[KH:.*]] = arith.divui %[[TAP]], %c3{{.*}} : index
+// CHECK:           %[[KW:.*]] = arith.remui %[[TAP]], %c3{{.*}} : index
+// CHECK:           %[[SHIFT:.*]] = arith.muli %[[KH]], %c10{{.*}} : index
+// CHECK:           %[[OFF:.*]] = arith.addi %[[SHIFT]], %[[KW]] : index
+// CHECK:           %[[ROW:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK:           amx.tile_load %arg0[%[[ROW]], %[[GROUP]], %{{.*}}], %{{.*}} : memref<90x16x4xi8> into !amx.tile<16x64xi8>
+// CHECK:           amx.tile_load %[[B]]
+// CHECK:           amx.tile_muli %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK-NOT:     zext
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @s8s8_shifted_rows(%A: memref<90x16x4xi8>, %B: memref<1x3x3x16x64x4xi8>, %C: memref<64x1x64xi32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%A, %B : memref<90x16x4xi8>, memref<1x3x3x16x64x4xi8>) outs(%C : memref<64x1x64xi32>) attrs = {cuvil.amx} {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %xi = arith.extsi %x : i8 to i32
+    %yi = arith.extsi %y : i8 to i32
+    %p = arith.muli %xi, %yi : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}

@@ -139,3 +139,31 @@ func.func @window_of_unit_output(%x: tensor<5x4xf32>, %w: tensor<3xf32>, %init: 
   } -> tensor<1x4xf32>
   return %r : tensor<1x4xf32>
 }
+
+// -----
+
+// cuvil-im2col-conv's int8 conv over shifted rows with 64 output channels
+// (one panel): its 7 loops stay, for the AMX schedule.
+#sa = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 10 + d4, d5, d6)>
+#sb = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+#sc = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+// CHECK-LABEL: func.func @shifted_rows_one_panel
+// CHECK:         linalg.generic
+// CHECK-SAME:      iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+// CHECK-SAME:      outs(%{{.*}} : tensor<64x1x64xi32>)
+func.func @shifted_rows_one_panel(%x: tensor<90x16x4xi8>, %w: tensor<1x3x3x16x64x4xi8>) -> tensor<64x1x64xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<64x1x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<64x1x64xi32>) -> tensor<64x1x64xi32>
+  %r = linalg.generic {indexing_maps = [#sa, #sb, #sc],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<90x16x4xi8>, tensor<1x3x3x16x64x4xi8>) outs(%f : tensor<64x1x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %a32 = arith.extsi %a : i8 to i32
+    %b32 = arith.extsi %b : i8 to i32
+    %p = arith.muli %a32, %b32 : i32
+    %sum = arith.addi %acc, %p : i32
+    linalg.yield %sum : i32
+  } -> tensor<64x1x64xi32>
+  return %r : tensor<64x1x64xi32>
+}

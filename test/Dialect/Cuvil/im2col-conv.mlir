@@ -1,6 +1,7 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv))" | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{min-input-channels=3}))" | FileCheck %s --check-prefix=OPTS
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-k-multiple=64}))" | FileCheck %s --check-prefix=KM
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-k-multiple=64 int8-shifted-rows}),canonicalize)" | FileCheck %s --check-prefix=SR
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
 // KH*KW strided windows gathered into [OH][OW][KH][KW*C] by one all-parallel
@@ -138,4 +139,87 @@ func.func @int8_stem(%x: tensor<1x3x26x26xi8>, %w: tensor<32x3x7x7xi8>, %x23: te
   %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
          ins(%x23, %w : tensor<1x3x23x23xi8>, tensor<32x3x7x7xi8>) outs(%init2 : tensor<1x32x9x9xi32>) -> tensor<1x32x9x9xi32>
   return %y, %y2 : tensor<1x32x10x10xi32>, tensor<1x32x9x9xi32>
+}
+
+// -----
+
+// With int8-shifted-rows (AMX-INT8 hosts), a stride-1 int8 conv with 64-byte
+// channel rows and 64-column output panels whose gathered matrix would be at
+// least 512 KiB (56 x 56 x 9 x 64 = 1.8 MB) is one contraction over shifted
+// rows of its padded input, no gather: output rows q = oh * 58 + ow on the
+// padded width, rounded up to whole 64-row forall tiles (3248 -> 3264), tap
+// (kh, kw) reading rows q + kh * 58 + kw of the input, whose pad gets one more
+// row at the bottom for the last tiles (3264 + 2 * 58 + 2 = 3382 <= 59 * 58);
+// the weights packed as [F/64][KH][KW][C/4][64][4]; columns ow >= 56 dropped.
+// Without the option (KM) it is an im2col matmul.
+// SR-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 58 + d4, d5, d6)>
+// SR-DAG:   #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+// SR-DAG:   #[[C:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+// SR-LABEL: func.func @int8_shifted_rows
+// SR:         %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 2, 1]
+// SR:           tensor.yield %c-128_i8 : i8
+// SR:         } : tensor<1x64x56x56xi8> to tensor<1x64x59x58xi8>
+// SR-NOT:     tensor.pad
+// SR:         %[[HWC:.*]] = linalg.transpose ins(%[[PAD]] : tensor<1x64x59x58xi8>)
+// SR:         %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [3422, 16, 4] : tensor<3422x64xi8> into tensor<3422x16x4xi8>
+// SR:         %[[W:.*]] = linalg.transpose ins(%{{.*}} : tensor<3x3x16x4x2x64xi8>) outs(%{{.*}} : tensor<2x3x3x16x64x4xi8>) permutation = [4, 0, 1, 2, 5, 3]
+// SR:         %[[Y:.*]] = linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+// SR-SAME:      ins(%[[X]], %[[W]] : tensor<3422x16x4xi8>, tensor<2x3x3x16x64x4xi8>) outs(%{{.*}} : tensor<3264x2x64xi32>)
+// SR:           arith.extsi
+// SR:           arith.extsi
+// SR:         tensor.extract_slice %{{.*}}[0, 0] [3248, 128] [1, 1] : tensor<3264x128xi32> to tensor<3248x128xi32>
+// SR:         tensor.expand_shape %{{.*}} output_shape [56, 58, 128]
+// SR:         tensor.extract_slice %{{.*}}[0, 0, 0] [56, 56, 128] [1, 1, 1] : tensor<56x58x128xi32> to tensor<56x56x128xi32>
+// SR-NOT:     linalg.matmul
+// SR:         return
+// KM-LABEL: func.func @int8_shifted_rows
+// KM:         linalg.matmul
+func.func @int8_shifted_rows(%x0: tensor<1x64x56x56xi8>, %w: tensor<128x64x3x3xi8>) -> tensor<1x128x56x56xi32> {
+  %zero = arith.constant 0 : i32
+  %zp = arith.constant -128 : i8
+  %x = tensor.pad %x0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x64x56x56xi8> to tensor<1x64x58x58xi8>
+  %e = tensor.empty() : tensor<1x128x56x56xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x128x56x56xi32>) -> tensor<1x128x56x56xi32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x64x58x58xi8>, tensor<128x64x3x3xi8>) outs(%init : tensor<1x128x56x56xi32>) -> tensor<1x128x56x56xi32>
+  return %y : tensor<1x128x56x56xi32>
+}
+
+// -----
+
+// Still im2col matmuls with int8-shifted-rows: a small conv (its gathered
+// 14 x 14 x 9 x 256 = 452 KB stay in L2), a strided one, and one without a
+// pad in front (nothing to add the rows its last tiles would read to).
+// SR-LABEL: func.func @int8_not_shifted
+// SR-NOT:     affine_map
+// SR-COUNT-3: linalg.matmul
+func.func @int8_not_shifted(%x0: tensor<1x256x14x14xi8>, %w: tensor<256x256x3x3xi8>,
+                            %x1: tensor<1x64x57x57xi8>, %w1: tensor<64x64x3x3xi8>, %x2: tensor<1x64x58x58xi8>)
+    -> (tensor<1x256x14x14xi32>, tensor<1x64x28x28xi32>, tensor<1x64x56x56xi32>) {
+  %zero = arith.constant 0 : i32
+  %zp = arith.constant -128 : i8
+  %x = tensor.pad %x0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x256x14x14xi8> to tensor<1x256x16x16xi8>
+  %e = tensor.empty() : tensor<1x256x14x14xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x256x14x14xi32>) -> tensor<1x256x14x14xi32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x, %w : tensor<1x256x16x16xi8>, tensor<256x256x3x3xi8>) outs(%init : tensor<1x256x14x14xi32>) -> tensor<1x256x14x14xi32>
+  %p1 = tensor.pad %x1 low[0, 0, 1, 1] high[0, 0, 0, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x64x57x57xi8> to tensor<1x64x58x58xi8>
+  %e1 = tensor.empty() : tensor<1x64x28x28xi32>
+  %init1 = linalg.fill ins(%zero : i32) outs(%e1 : tensor<1x64x28x28xi32>) -> tensor<1x64x28x28xi32>
+  %y1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+         ins(%p1, %w1 : tensor<1x64x58x58xi8>, tensor<64x64x3x3xi8>) outs(%init1 : tensor<1x64x28x28xi32>) -> tensor<1x64x28x28xi32>
+  %e2 = tensor.empty() : tensor<1x64x56x56xi32>
+  %init2 = linalg.fill ins(%zero : i32) outs(%e2 : tensor<1x64x56x56xi32>) -> tensor<1x64x56x56xi32>
+  %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%x2, %w1 : tensor<1x64x58x58xi8>, tensor<64x64x3x3xi8>) outs(%init2 : tensor<1x64x56x56xi32>) -> tensor<1x64x56x56xi32>
+  return %y, %y1, %y2 : tensor<1x256x14x14xi32>, tensor<1x64x28x28xi32>, tensor<1x64x56x56xi32>
 }
