@@ -77,7 +77,9 @@
 // writes each marked op as tile code (tdpbf16ps / tdpbusd, 16 x 64-byte
 // tiles read straight from the packed layouts), and convert-vector-to-llvm
 // {enable-amx} lowers it. A marked op that pass cannot take (dynamic K) gets
-// a remark and runs as loops.
+// a remark and runs as loops. @cuvil_amx_int8 also tiles the int8 convs
+// cuvil-im2col-conv{int8-shifted-rows} writes as one contraction over shifted
+// rows of the padded input (rank 7, already in that loop order), the same way.
 //   AMX_TNP, AMX_TM           scf.forall tile: AMX_TNP panels x AMX_TM rows
 //                             (blocks of 32 rows, 2 x 2 accumulators).
 //                             int8: 4 panels (256 columns) x 64 rows; bf16: 1

@@ -49,6 +49,11 @@
 // interleaved, session 15).
 // K that is not a multiple of 16 k groups ends in one product of tiles read
 // from A's copy (zero-padded there) and a zero-padded copy of B's last groups.
+// An int8 conv over shifted rows (cuvil-im2col-conv{int8-shifted-rows}:
+// loops [p, q, 64, kh, kw, c/4, 4], A[q + kh * WP + kw][c/4][4]) is the same
+// contraction with K = KH x KW taps of C/4 groups: B's taps are contiguous
+// (viewed as [p][KH*KW*C/4][64][4]), and each A tile of K group k is read in
+// place from the rows of its tap, shifted by kh * WP + kw (aIndices()).
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include <algorithm>
