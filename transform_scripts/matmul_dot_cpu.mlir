@@ -379,10 +379,14 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }
+    // Its rows are whole 64-row tiles (cuvil-im2col-conv rounds them up to
+    // kShiftedRowsTile), which cuvil-amx-matmul needs (static, whole 16-row
+    // tiles): 64 rows whatever AMX_TM says.
     %convs = transform.collect_matching @cuvil_match_amx_shifted_rows in %root : (!transform.any_op) -> !transform.any_op
+    %rows = transform.param.constant 64 : i64 -> !transform.param<i64>
     transform.foreach %convs : !transform.any_op {
     ^bb0(%c: !transform.any_op):
-      transform.include @cuvil_amx_shifted_rows failures(propagate) (%c, %tnp, %tm)
+      transform.include @cuvil_amx_shifted_rows failures(propagate) (%c, %tnp, %rows)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }
     transform.yield

@@ -25,7 +25,8 @@ namespace {
 
 /// Bytes of an AMX tile row; columns of a VNNI panel (pack_cpu.mlir).
 constexpr int64_t kTileRowBytes = 64, kPanel = 64;
-/// Rows of the AMX schedule's int8 forall tiles (matmul_dot_cpu.mlir AMX_TM).
+/// Rows of the AMX schedule's forall tiles of these convs (matmul_dot_cpu.mlir
+/// @cuvil_amx_int8_schedule tiles them by 64 rows, whatever AMX_TM says).
 constexpr int64_t kShiftedRowsTile = 64;
 /// The shifted-rows form saves the gather and the tiles' reads of its
 /// matrix from L3; a matrix that stays in L2 costs less than the padded
