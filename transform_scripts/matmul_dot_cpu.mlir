@@ -432,8 +432,9 @@ module attributes {transform.with_named_sequence} {
   }
 
   // Its forall tiles, as a matmul's (already in the loop order
-  // cuvil-amx-matmul reads): AMX_TNP panels x AMX_TM rows of the padded-width
-  // output, each reading the rows of the input its taps shift to.
+  // cuvil-amx-matmul reads): AMX_TNP panels x `%tm` rows of the padded-width
+  // output (64: see @cuvil_amx_int8_schedule), each reading the rows of the
+  // input its taps shift to.
   transform.named_sequence @cuvil_amx_shifted_rows(%op: !transform.any_op {transform.consumed},
       %tnp: !transform.param<i64> {transform.readonly}, %tm: !transform.param<i64> {transform.readonly}) {
     %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%tnp, %tm]
