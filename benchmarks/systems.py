@@ -219,13 +219,17 @@ def openvino(model, inputs, threads, workload, precision="f32"):
     (openvino.convert_model), INFERENCE_PRECISION_HINT = `precision`: what
     users pick on Intel CPUs (bf16 on AMX / AVX512-BF16 hosts)."""
     _require_openvino()
-    import openvino as ov
     t = time.perf_counter()
+    return _openvino_runner(openvino_model(model, inputs), inputs, threads, precision, t)
+
+
+def openvino_model(model, inputs):
+    """The PyTorch model converted by openvino.convert_model."""
+    import openvino as ov
     try:
-        converted = ov.convert_model(model, example_input=tuple(inputs))
+        return ov.convert_model(model, example_input=tuple(inputs))
     except Exception:  # noqa: BLE001 - its TorchScript path fails on GPT-2 (prim::Constant)
-        converted = ov.convert_model(torch.export.export(model, tuple(inputs)))
-    return _openvino_runner(converted, inputs, threads, precision, t)
+        return ov.convert_model(torch.export.export(model, tuple(inputs)))
 
 
 def _bf16(system):

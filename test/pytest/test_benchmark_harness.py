@@ -109,3 +109,19 @@ def test_rounds_are_merged_and_ratios_taken_round_by_round():
     assert harness.ratios_vs([merged, other]) == {("mlp", "eager", 1): (1.0, 2.0)}
     failed = [dict(workload="mlp", system="x", threads=1, error="boom")]
     assert harness.merge_rounds(failed) == failed[0]
+
+
+def test_openvino_profile_lists_the_layers_of_one_call():
+    pytest.importorskip("openvino")
+    import openvino_profile
+    compiled, feed = openvino_profile.compiled_model("matmul", "fp32", threads=1)
+    result = openvino_profile.profile(compiled, feed, runs=2, warmup=1)
+    assert result["runs"] == 2 and result["wall_ms_per_call"] > 0
+    # The workload's one product is a layer of its own, with the primitive
+    # OpenVINO picked for it; every row's time is a mean per call.
+    products = [r for r in result["layers"] if r["type"] in ("MatMul", "FullyConnected")]
+    assert products and all(r["primitive"] for r in products)
+    assert all(r["ms"] > 0 for r in result["layers"])
+    text = openvino_profile.table(result, top=1)
+    assert products[0]["layer"] in text or "more layers" in text
+    assert "(wall time of a call)" in text
