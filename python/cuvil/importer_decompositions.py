@@ -1023,6 +1023,16 @@ def fmod_scalar(x, other):
     return torch.fmod(x.to(dtype), torch.full_like(x, other, dtype=dtype))
 
 
+def cumprod(x, dim, dtype=None):
+    """aten.cumprod with a dtype: torch-mlir lowers only the form without one
+    (masked.cumprod passes its input's own dtype: "unsupported op
+    aten.cumprod"). Eager converts the input to that dtype, then multiplies
+    in it."""
+    if dtype is None:
+        return NotImplemented
+    return torch.cumprod(x.to(dtype), dim)
+
+
 DECOMPOSITIONS = {
     aten.fmod.Scalar: fmod_scalar,
     aten.sign.default: sign,
@@ -1045,6 +1055,7 @@ DECOMPOSITIONS = {
     aten.empty_permuted.default: empty_permuted,
     aten.put.default: put,
     aten.roll.default: roll,
+    aten.cumprod.default: cumprod,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.angle.default: angle,

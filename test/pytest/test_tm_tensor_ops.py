@@ -161,6 +161,10 @@ SCANS = {
     "cumsum": lambda x: torch.cumsum(x, dim=1),
     "cumsum-dim0": lambda x: torch.cumsum(x, dim=0),
     "cumprod": lambda x: torch.cumprod(x, dim=1),
+    # With a dtype (masked.cumprod's form): the input converted, then the scan.
+    "cumprod-dtype": lambda x: torch.cumprod((x * 4).long(), dim=0, dtype=torch.float32),
+    "cumprod-own-dtype": lambda x: torch.cumprod(x, dim=1, dtype=torch.float32),
+    "cumsum-dtype": lambda x: torch.cumsum((x * 4).long(), dim=1, dtype=torch.float32),
 }
 
 
