@@ -67,9 +67,9 @@ def profile(compiled, feed, runs: int, warmup: int = 10) -> dict:
 
 def table(result: dict, top: int) -> str:
     rows = result["layers"]
-    total = sum(r["ms"] for r in rows)
     if not rows:   # a plugin that reports no counters (PERF_COUNT not honoured)
         return f"no layer counters; {result['wall_ms_per_call']:.3f} ms per call"
+    total = sum(r["ms"] for r in rows)
     lines = [f"{'ms/call':>8} {'share':>6}  layer | type | primitive"]
     lines += [f"{r['ms']:8.3f} {r['ms'] / total:6.1%}  {r['layer']} | {r['type']} | {r['primitive']}"
               for r in rows[:top]]
