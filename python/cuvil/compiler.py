@@ -263,9 +263,9 @@ class CompiledModule:
         return weights.from_model(self.model, specs)
 
     def _import_model(self, args):
-        from . import importer, importer_decompositions, importer_special
+        from . import importer, importer_complex, importer_decompositions, importer_fft, importer_special
         # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
-        # logcumsumexp does not overflow;
+        # logcumsumexp does not overflow; FFTs are real products on (re, im) pairs;
         # fp16 / bf16 sums and means accumulate in f32; ops torch-mlir does not
         # lower (or lowers wrong) are written in ops it lowers right.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
@@ -277,7 +277,9 @@ class CompiledModule:
                                       **importer.SCAN_AND_SORT_DECOMPS,
                                       **importer.F32_REDUCTION_DECOMPS,
                                       **importer_decompositions.DECOMPOSITIONS,
-                                      **importer_special.DECOMPOSITIONS})
+                                      **importer_special.DECOMPOSITIONS,
+                                      **importer_fft.DECOMPOSITIONS,
+                                      **importer_complex.DECOMPOSITIONS})
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause

@@ -27,7 +27,7 @@ from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 from torch_mlir.passmanager import PassManager
 
-from . import importer_random
+from . import importer_complex, importer_random
 from .errors import CompileError, UnsupportedOpError
 from .fingerprint import INLINE_MAX_BYTES
 from .pipeline import TO_LINALG, TORCH_BACKEND, module_pipeline
@@ -683,7 +683,11 @@ def _refuse_what_cannot_lower(g) -> None:
         else:
             val = node.meta.get("val")
             if isinstance(val, torch.Tensor) and val.dtype.is_complex:
-                detail = f"it makes a {val.dtype} tensor: Cuvil computes real dtypes only"
+                # A transform's result (cuvil.importer_fft) used by an op that
+                # has no real-pair form: that op is the one to name.
+                if node.target == torch.ops.aten.view_as_complex.default and node.users:
+                    node = next(iter(node.users))
+                detail = f"it computes on a {val.dtype} tensor: Cuvil computes real dtypes only"
         if detail:
             raise _unsupported_node(node, f"aten.{_aten_name(node)}", detail)
 
@@ -710,9 +714,12 @@ def _refuse_data_dependent_output_sizes(g) -> None:
                                         "and compiles the graphs around them")
 
 
-def _output_dtypes(g) -> List[str]:
-    """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and uint8)."""
-    return [str(r.meta["val"].dtype).removeprefix("torch.") for r in _graph_output(g)[1]]
+def _output_dtypes(g, complex_outputs: Sequence[int] = ()) -> List[str]:
+    """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and
+    uint8; a complex result crosses as its real pair, cuvil.importer_complex)."""
+    return [str(r.meta["val"].dtype).removeprefix("torch.") if i not in complex_outputs
+            else {v: k for k, v in importer_complex.PAIR_DTYPES.items()}[str(r.meta["val"].dtype).removeprefix("torch.")]
+            for i, r in enumerate(_graph_output(g)[1])]
 
 
 def input_dims(prog) -> List[List[Any]]:
@@ -802,6 +809,7 @@ def import_program_weights_as_args(
     output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
     _float_scalars_for_float_operands(g)
     _widen_unsigned_operands(g)
+    complex_outputs = importer_complex.fold_real_pairs(g)
     _refuse_what_cannot_lower(g)
     _refuse_data_dependent_output_sizes(g)
 
@@ -826,7 +834,7 @@ def import_program_weights_as_args(
     manifest = dict(func=func_name, args=args_manifest, outputs=outputs,
                     out_spec=str(prog.call_spec.out_spec), inlined_constants=inlined,
                     output_dims=_output_dims(g), output_slots=output_slots,
-                    output_dtypes=_output_dtypes(g), random_seed=random_seed)
+                    output_dtypes=_output_dtypes(g, complex_outputs), random_seed=random_seed)
     return ImportResult(text=text, manifest=manifest, timings=timings, _arg_tensors=arg_tensors,
                         out_spec=prog.call_spec.out_spec)
 

@@ -15,6 +15,8 @@ MLIR_TO_TORCH = {"f32": "float32", "f64": "float64", "f16": "float16", "bf16": "
 # Torch dtypes a call takes: uint8 crosses as i8 (same bits; torch-mlir's ops
 # know it is unsigned from the model's types).
 INPUT_DTYPES = set(MLIR_TO_TORCH.values()) | {"uint8"}
+# Complex results cross as (re, im) pairs in a trailing dim (cuvil.importer_complex).
+PAIR_DTYPES = {"complex64": "float32", "complex128": "float64"}
 
 
 @dataclass
@@ -97,7 +99,7 @@ class CallContract:
         from .errors import CompileError
         for i, (spec, dtype) in enumerate(zip(self.main_specs[1], self.output_dtypes)):
             got = MLIR_TO_TORCH.get(spec.dtype, spec.dtype)
-            if got != dtype and not (dtype == "uint8" and got == "int8"):
+            if got != dtype and not (dtype == "uint8" and got == "int8") and PAIR_DTYPES.get(dtype) != got:
                 raise CompileError("import", f"result {i} of the lowered model is {got} where eager "
                                              f"returns {dtype} (a torch-mlir lowering changed it)")
 
@@ -120,6 +122,8 @@ class CallContract:
         dtypes = self.output_dtypes[len(self.mutations):]
         if "uint8" in dtypes:
             results = [r.view(torch.uint8) if d == "uint8" else r for r, d in zip(results, dtypes)]
+        if any(d in PAIR_DTYPES for d in dtypes):   # (re, im) in a trailing dim: the same bytes
+            results = [torch.view_as_complex(r) if d in PAIR_DTYPES else r for r, d in zip(results, dtypes)]
         if not self.output_slots:
             return results
         tensors, leaves = iter(results), []

@@ -1,0 +1,78 @@
+"""Complex tensors as pairs of real ones, where a graph's complex values can
+be: Cuvil (and torch-mlir's linalg lowering) compute real dtypes only.
+
+The transforms of cuvil.importer_fft return `view_as_complex(t)`, t holding
+the real and imaginary parts in a trailing dim of 2, and read a complex
+input as `view_as_real(x)`. After the decompositions, `fold_real_pairs`
+  * joins the two where they meet: view_as_real(view_as_complex(t)) is t
+    (an rfft read by an irfft, `.real` / `.imag`, which export writes as
+    view_as_real and a select);
+  * returns a complex output as its pair t; the call gives it back as
+    `torch.view_as_complex` of the library's real result, with no copy
+    (cuvil.signature.CallContract.user_outputs).
+The complex functions a model applies to a transform's result (abs, angle)
+are written on the pair here (DECOMPOSITIONS). A complex value that is still
+used by anything else is refused, naming the op that uses it
+(cuvil.importer._refuse_what_cannot_lower).
+"""
+from typing import List
+
+import torch
+
+from . import importer_decompositions
+from .signature import PAIR_DTYPES   # a complex output's dtype -> its pair's real dtype
+
+aten = torch.ops.aten
+
+
+
+def _parts(x):
+    parts = torch.view_as_real(x)
+    return parts[..., 0], parts[..., 1]
+
+
+def abs_(x):
+    """|x| of a complex x as hypot(re, im) (eager's own formula)."""
+    if not x.is_complex():
+        return NotImplemented
+    return importer_decompositions.hypot(*_parts(x))
+
+
+def angle(x):
+    """arg x of a complex x as atan2(im, re); real x as before."""
+    if not x.is_complex():
+        return importer_decompositions.angle(x)
+    re, im = _parts(x)
+    return torch.atan2(im, re)
+
+
+DECOMPOSITIONS = {
+    aten.abs.default: abs_,
+    aten.angle.default: angle,
+}
+
+
+def fold_real_pairs(g) -> List[int]:
+    """Joins view_as_real(view_as_complex(t)) into t and returns complex
+    outputs made by view_as_complex(t) as t. Returns the positions of the
+    outputs that are such pairs. Mutates g."""
+    for node in list(g.nodes):
+        if node.op == "call_function" and node.target == aten.view_as_real.default:
+            source = node.args[0]
+            if isinstance(source, torch.fx.Node) and source.target == aten.view_as_complex.default:
+                node.replace_all_uses_with(source.args[0])
+                g.erase_node(node)
+    output = next(n for n in g.nodes if n.op == "output")
+    results = output.args[0]
+    flat = list(results) if isinstance(results, (tuple, list)) else [results]
+    paired = []
+    for i, r in enumerate(flat):
+        if isinstance(r, torch.fx.Node) and r.target == aten.view_as_complex.default:
+            flat[i] = r.args[0]
+            paired.append(i)
+    if paired:
+        output.args = (type(results)(flat) if isinstance(results, (tuple, list)) else flat[0],)
+    for node in reversed(list(g.nodes)):
+        if node.op == "call_function" and node.target == aten.view_as_complex.default and not node.users:
+            g.erase_node(node)
+    return paired
