@@ -11,7 +11,8 @@ input as `view_as_real(x)`. After the decompositions, `fold_real_pairs`
     `torch.view_as_complex` of the library's real result, with no copy
     (cuvil.signature.CallContract.user_outputs).
 The complex functions a model applies to a transform's result (abs, angle)
-are written on the pair here (DECOMPOSITIONS). A complex value that is still
+and the ops that make a complex tensor from real ones (`torch.complex`,
+`torch.polar`, `x.cfloat()`) are written on the pair here (DECOMPOSITIONS). A complex value that is still
 used by anything else is refused, naming the op that uses it
 (cuvil.importer._refuse_what_cannot_lower).
 """
@@ -46,9 +47,46 @@ def angle(x):
     return torch.atan2(im, re)
 
 
+def _from_parts(re, im):
+    re, im = torch.broadcast_tensors(re, im)
+    return torch.view_as_complex(torch.stack([re, im], -1))
+
+
+def complex_(real, imag):
+    """torch.complex(real, imag): the pair itself."""
+    return _from_parts(real, imag)
+
+
+def polar(abs, angle):
+    """torch.polar(abs, angle): abs (cos angle + i sin angle)."""
+    return _from_parts(abs * torch.cos(angle), abs * torch.sin(angle))
+
+
+def convert_element_type(x, dtype):
+    """A real tensor made complex (`x.cfloat()`, `x.to(torch.complex128)`):
+    its values and zero imaginary parts."""
+    if not dtype.is_complex or x.is_complex():
+        return NotImplemented
+    re = x.to(torch.float64 if dtype == torch.complex128 else torch.float32)
+    return _from_parts(re, torch.zeros_like(re))
+
+
+def clone(x, *, memory_format=None):
+    """A copy of a complex tensor (`x.cfloat(memory_format=...)` converts,
+    then clones): of its pair. Results are dense row-major whatever the
+    memory format asks (as every result of a compiled model)."""
+    if not x.is_complex():
+        return NotImplemented
+    return _from_parts(*_parts(x))
+
+
 DECOMPOSITIONS = {
+    aten.clone.default: clone,
     aten.abs.default: abs_,
     aten.angle.default: angle,
+    aten.complex.default: complex_,
+    aten.polar.default: polar,
+    torch.ops.prims.convert_element_type.default: convert_element_type,
 }
 
 

@@ -110,3 +110,16 @@ def test_exported_header_says_a_complex_output_is_pairs(tmp_path):
     described = re.findall(r"^ \*   (\(?(?:input|output) \d+: .*)$", (out / "model.h").read_text(), re.M)
     assert described == ["input 0: float[4][16]", "output 0: float[4][9][2]",
                          "(output 0: complex64, as (real, imaginary) pairs in its last dim)"]
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("complex", lambda x: torch.complex(x, x * 2)),
+    ("polar", lambda x: torch.polar(x.abs(), x)),
+    ("cfloat", lambda x: x.cfloat()),
+    ("cdouble", lambda x: x.cdouble()),
+    ("view-as-complex", lambda x: torch.view_as_complex(x.reshape(4, 4, 2) * 3)),
+    ("then-transformed", lambda x: torch.fft.ifft(torch.complex(x, -x))),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_complex_tensors_made_from_real_ones(name, fn):
+    torch.manual_seed(5)
+    _check(fn, torch.randn(4, 8))
