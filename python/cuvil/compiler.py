@@ -263,9 +263,11 @@ class CompiledModule:
         return weights.from_model(self.model, specs)
 
     def _import_model(self, args):
-        from . import importer, importer_complex, importer_decompositions, importer_fft, importer_special
+        from . import (importer, importer_complex, importer_decompositions, importer_fft, importer_linalg,
+                       importer_special)
         # LayerNorm stays in the model's dtype; empty bmms are zeros; stable sorts are sorts;
         # logcumsumexp does not overflow; FFTs are real products on (re, im) pairs;
+        # small LU / Cholesky factorizations and solves are unrolled;
         # fp16 / bf16 sums and means accumulate in f32; ops torch-mlir does not
         # lower (or lowers wrong) are written in ops it lowers right.
         args, dynamic_shapes = export_inputs(args, self.options.dynamic)
@@ -279,6 +281,7 @@ class CompiledModule:
                                       **importer_decompositions.DECOMPOSITIONS,
                                       **importer_special.DECOMPOSITIONS,
                                       **importer_fft.DECOMPOSITIONS,
+                                      **importer_linalg.DECOMPOSITIONS,
                                       **importer_complex.DECOMPOSITIONS})
         except CuvilError:
             raise

@@ -27,7 +27,7 @@ from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 from torch_mlir.extras.fx_importer import ContextCache, FxImporter
 from torch_mlir.passmanager import PassManager
 
-from . import importer_complex, importer_random
+from . import importer_complex, importer_linalg, importer_random
 from .errors import CompileError, UnsupportedOpError
 from .fingerprint import INLINE_MAX_BYTES
 from .pipeline import TO_LINALG, TORCH_BACKEND, module_pipeline
@@ -692,6 +692,25 @@ def _refuse_what_cannot_lower(g) -> None:
             raise _unsupported_node(node, f"aten.{_aten_name(node)}", detail)
 
 
+def _refuse_side_effects(g) -> None:
+    """An op torch.export runs for its side effect (an error check of a
+    LAPACK call, a print) threads a token through the program: compiled code
+    makes no such effects. Named by the op whose result it checks (the
+    linalg op Cuvil's unrolled forms did not take: larger than
+    importer_linalg.MAX_SIZE), with the model line."""
+    for node in g.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.with_effects:
+            effect = node.args[1]
+            checked = next((a for a in node.args[2:] if isinstance(a, torch.fx.Node)), None)
+            while checked is not None and checked.target is operator.getitem and isinstance(checked.args[0], torch.fx.Node):
+                checked = checked.args[0]
+            culprit = checked if checked is not None and checked.op == "call_function" else node
+            raise _unsupported_node(culprit, f"aten.{_aten_name(culprit)}" if culprit is not node else str(effect),
+                                    f"the model runs {effect} on its result, a side effect compiled code does "
+                                    f"not make (Cuvil's own forms of the linalg ops take matrices up to "
+                                    f"{importer_linalg.MAX_SIZE} x {importer_linalg.MAX_SIZE})")
+
+
 def _refuse_data_dependent_output_sizes(g) -> None:
     """An output whose size depends on the input's values (nonzero, argwhere,
     bincount, masked_select: an unbacked symbol `u0` of torch.export) cannot
@@ -754,6 +773,7 @@ def import_program_weights_as_args(
     t0 = time.perf_counter()
     sig = prog.graph_signature
     g = prog.graph
+    _refuse_side_effects(g)
     _inline_cond(prog)
     random_seed = importer_random.lower_random_ops(prog)
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}

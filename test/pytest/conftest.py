@@ -40,10 +40,22 @@ def scaled_tolerance(want: torch.Tensor, ulps: float) -> dict:
     return dict(rtol=ulps * eps, atol=ulps * eps * scale)
 
 
-def assert_outputs_match(got, want, *, rtol=None, atol=None, ulps=None) -> None:
+class Lambda(torch.nn.Module):
+    """A module computing `fn(*inputs)`: one op or a few, as a test's model."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def assert_outputs_match(got, want, *, rtol=None, atol=None, ulps=None, equal_nan=False) -> None:
     """Every tensor leaf of eager's outputs `want` has a compiled counterpart
     in `got` with its shape, dtype and values: within rtol/atol, or within
-    `ulps` epsilons of each output's scale (scaled_tolerance)."""
+    `ulps` epsilons of each output's scale (scaled_tolerance); NaN matches
+    NaN where `equal_nan`."""
     assert (ulps is None) != (rtol is None or atol is None), "give rtol and atol, or ulps"
     want_leaves = [t for t in pytree.tree_leaves(want) if isinstance(t, torch.Tensor)]
     got_leaves = pytree.tree_leaves(got)
@@ -51,10 +63,10 @@ def assert_outputs_match(got, want, *, rtol=None, atol=None, ulps=None) -> None:
     for g, w in zip(got_leaves, want_leaves):
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
         tol = scaled_tolerance(w, ulps) if ulps is not None else dict(rtol=rtol, atol=atol)
-        torch.testing.assert_close(g, w, **tol)
+        torch.testing.assert_close(g, w, equal_nan=equal_nan, **tol)
 
 
-def compile_and_compare(model, *inputs, rtol=None, atol=None, ulps=None, **compile_kwargs):
+def compile_and_compare(model, *inputs, rtol=None, atol=None, ulps=None, equal_nan=False, **compile_kwargs):
     """Compiles `model` for `inputs` (cuvil.compiler.CompiledModule with
     `compile_kwargs`), runs it and eager, and checks the outputs
     (assert_outputs_match with the tolerances given). Returns (compiled
@@ -65,7 +77,7 @@ def compile_and_compare(model, *inputs, rtol=None, atol=None, ulps=None, **compi
     with torch.no_grad():
         want = model(*inputs)
         got = fast(*inputs)
-    assert_outputs_match(got, want, rtol=rtol, atol=atol, ulps=ulps)
+    assert_outputs_match(got, want, rtol=rtol, atol=atol, ulps=ulps, equal_nan=equal_nan)
     return fast, got, want
 
 

@@ -7,24 +7,12 @@ import pytest
 import torch
 
 import cuvil
+from conftest import Lambda, compile_and_compare
 
-
-class Fn(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def _check(fn, *inputs, rtol=1e-5, atol=1e-5):
-    model = Fn(fn)
-    got = cuvil.compile(model)(*inputs)
-    want = model(*inputs)
-    for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want))):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
+    compile_and_compare(Lambda(fn), *inputs, rtol=rtol, atol=atol)
 
 
 TRANSFORMS = {
@@ -91,14 +79,19 @@ def test_stft_short_window_normalized_two_sided():
 def test_dynamo_backend_returns_complex():
     torch.manual_seed(4)
     x = torch.randn(4, 32)
-    fast = torch.compile(Fn(lambda x: torch.fft.rfft(x * 2)), backend="cuvil")
+    fast = torch.compile(Lambda(lambda x: torch.fft.rfft(x * 2)), backend="cuvil")
     got = fast(x)
     assert got.dtype == torch.complex64
     torch.testing.assert_close(got, torch.fft.rfft(x * 2), rtol=1e-5, atol=1e-5)
 
 
+class SquaredSpectrum(torch.nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x) * torch.fft.rfft(x)    # complex mul: no real-pair form
+
+
 def test_complex_arithmetic_is_refused_naming_the_op():
-    model = Fn(lambda x: torch.fft.rfft(x) * torch.fft.rfft(x))   # complex mul: no real-pair form
+    model = SquaredSpectrum()
     with pytest.raises(cuvil.UnsupportedOpError, match=r"aten\.mul at test_fft\.py:\d+") as info:
         cuvil.compile(model)(torch.randn(4, 8))
     assert "complex64" in str(info.value)
@@ -106,7 +99,7 @@ def test_complex_arithmetic_is_refused_naming_the_op():
 
 def test_exported_header_says_a_complex_output_is_pairs(tmp_path):
     import re
-    out = cuvil.export(Fn(lambda x: torch.fft.rfft(x)), (torch.randn(4, 16),), tmp_path / "artifact")
+    out = cuvil.export(Lambda(lambda x: torch.fft.rfft(x)), (torch.randn(4, 16),), tmp_path / "artifact")
     described = re.findall(r"^ \*   (\(?(?:input|output) \d+: .*)$", (out / "model.h").read_text(), re.M)
     assert described == ["input 0: float[4][16]", "output 0: float[4][9][2]",
                          "(output 0: complex64, as (real, imaginary) pairs in its last dim)"]

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import cuvil
+from conftest import Lambda
 
 
 def _check(model, *args, exact=False):
@@ -20,15 +21,6 @@ def _check(model, *args, exact=False):
         else:
             torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
     return fast
-
-
-class Lambda(torch.nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *args):
-        return self.fn(*args)
 
 
 def _index_put(x, idx, v):

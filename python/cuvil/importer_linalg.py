@@ -1,0 +1,371 @@
+"""Small dense linear algebra (LU with partial pivoting, Cholesky, triangular
+solves and what is built on them: inv, solve, det, slogdet, lu_solve,
+cholesky_solve ...) as plain tensor ops: a table for torch.export's
+run_decompositions, next to cuvil.importer_decompositions.
+
+torch-mlir lowers none of these (LAPACK calls in eager; their error checks
+also put side-effect tokens into the exported program). Here every
+algorithm is unrolled over the matrix size, which export knows: step k of an
+LU is one pivot search, one row swap (a gather by a computed index) and one
+rank-1 update of the trailing block. The pivot is LAPACK's (getrf: the first
+largest magnitude in the column), so factors, pivots and signs are eager's.
+The unrolled form costs O(n) ops in the graph: matrices up to
+MAX_SIZE rows are taken, larger ones are left to torch-mlir (refused by
+name). Batch dims are any; float32 and float64 (complex inputs are left).
+What eager reports through `info` (a singular or not positive-definite
+matrix) is computed the same way; the raising forms (`linalg.inv`,
+`linalg.cholesky`) return what LAPACK leaves (inf / NaN) instead of raising.
+"""
+from typing import List, Optional, Tuple
+
+import torch
+
+aten = torch.ops.aten
+
+#: The largest matrix size the unrolled algorithms take.
+MAX_SIZE = 32
+
+
+def _covered(*tensors) -> bool:
+    return all(t.dtype in (torch.float32, torch.float64) and t.dim() >= 1 for t in tensors) and \
+        all(max(t.shape[-2:], default=0) <= MAX_SIZE for t in tensors)
+
+
+# -- LU with partial pivoting ----------------------------------------------------
+
+def _swap(t: torch.Tensor, k: int, p: torch.Tensor, dim: int) -> torch.Tensor:
+    """t with entries k and p[...] (per batch element) of `dim` swapped."""
+    size = t.shape[dim]
+    idx = torch.arange(size, dtype=torch.int64).expand(*p.shape, size)
+    pk = p.unsqueeze(-1)
+    idx = torch.where(idx == k, pk, torch.where(idx == pk, torch.full_like(idx, k), idx))
+    if dim == -1:       # a vector per batch element
+        return torch.gather(t, -1, idx)
+    return torch.gather(t, -2, idx.unsqueeze(-1).expand(*idx.shape, t.shape[-1]))
+
+
+def _lu(a: torch.Tensor):
+    """getrf: (LU packed, perm [..., m] (row i of LU came from row perm[i]),
+    pivots [..., min(m, n)] 1-based int32, info int32)."""
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    perm = torch.arange(m, dtype=torch.int64).expand(*batch, m)
+    pivots: List[torch.Tensor] = []
+    info = torch.zeros(batch, dtype=torch.int32)
+    for k in range(min(m, n)):
+        p = k + torch.argmax(a[..., k:, k].abs(), -1)
+        pivots.append(p)
+        a = _swap(a, k, p, -2)
+        perm = _swap(perm, k, p, -1)
+        pivot = a[..., k, k]
+        info = torch.where((info == 0) & (pivot == 0), torch.full_like(info, k + 1), info)
+        col = a[..., k + 1:, k]
+        # A zero pivot means a zero column below it: left as it is (LAPACK).
+        col = torch.where((pivot == 0).unsqueeze(-1), col, col / pivot.unsqueeze(-1))
+        trailing = a[..., k + 1:, k + 1:] - col.unsqueeze(-1) * a[..., k, k + 1:].unsqueeze(-2)
+        below = torch.cat([a[..., k + 1:, :k], col.unsqueeze(-1), trailing], -1)
+        a = torch.cat([a[..., :k + 1, :], below], -2)
+    piv = (torch.stack(pivots, -1) + 1).to(torch.int32) if pivots else torch.zeros(*batch, 0, dtype=torch.int32)
+    return a, perm, piv, info
+
+
+def _unpack(lu: torch.Tensor):
+    """L (unit lower, m x k) and U (upper, k x n) of a packed LU."""
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    eye = torch.eye(m, k, dtype=lu.dtype)
+    lower = torch.tril(lu[..., :, :k], -1) + eye
+    upper = torch.triu(lu[..., :k, :])
+    return lower, upper
+
+
+def _perm_from_pivots(pivots: torch.Tensor, m: int) -> torch.Tensor:
+    """The row order the 1-based LAPACK pivots make (as _lu's perm)."""
+    perm = torch.arange(m, dtype=torch.int64).expand(*pivots.shape[:-1], m)
+    for k in range(pivots.shape[-1]):
+        perm = _swap(perm, k, pivots[..., k].to(torch.int64) - 1, -1)
+    return perm
+
+
+def _rows(b: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    """b's rows in `perm` order (batch dims broadcast)."""
+    batch = torch.broadcast_shapes(b.shape[:-2], perm.shape[:-1])
+    b = b.expand(*batch, *b.shape[-2:])
+    idx = perm.expand(*batch, perm.shape[-1]).unsqueeze(-1).expand(*batch, perm.shape[-1], b.shape[-1])
+    return torch.gather(b, -2, idx)
+
+
+def _inverse_perm(perm: torch.Tensor) -> torch.Tensor:
+    return torch.argsort(perm, -1)
+
+
+# -- triangular solves -------------------------------------------------------------
+
+def _solve_lower(l: torch.Tensor, b: torch.Tensor, unit: bool) -> torch.Tensor:
+    """L x = b by forward substitution (b [..., n, k])."""
+    n = l.shape[-1]
+    batch = torch.broadcast_shapes(l.shape[:-2], b.shape[:-2])
+    l, b = l.expand(*batch, n, n), b.expand(*batch, *b.shape[-2:])
+    rows: List[torch.Tensor] = []
+    for i in range(n):
+        r = b[..., i, :]
+        if rows:
+            done = torch.stack(rows, -2)                            # [..., i, k]
+            r = r - (l[..., i, :i].unsqueeze(-2) @ done).squeeze(-2)
+        rows.append(r if unit else r / l[..., i, i].unsqueeze(-1))
+    return torch.stack(rows, -2) if rows else b
+
+
+def _solve_upper(u: torch.Tensor, b: torch.Tensor, unit: bool) -> torch.Tensor:
+    """U x = b by back substitution: the lower solve of the reversed system."""
+    flip_u = u.flip(-1, -2)
+    return _solve_lower(flip_u, b.flip(-2), unit).flip(-2)
+
+
+def _solve_triangular_left(a, b, upper: bool, unit: bool):
+    return _solve_upper(a, b, unit) if upper else _solve_lower(a, b, unit)
+
+
+# -- LU-based ------------------------------------------------------------------------
+
+def _lu_solve(lu, perm, b, adjoint: bool):
+    """A x = b (or A^T x = b) with P A = L U held as (lu, perm): A's row i is LU's row perm^-1(i)."""
+    lower, upper = _unpack(lu)
+    if not adjoint:
+        return _solve_upper(upper, _solve_lower(lower, _rows(b, perm), True), False)
+    # A^T = U^T L^T P: solve U^T y = b, L^T z = y, then x = P^T z.
+    z = _solve_upper(lower.mT, _solve_lower(upper.mT, b, False), True)
+    return _rows(z, _inverse_perm(perm))
+
+
+def linalg_lu_factor_ex(a, pivot=True, check_errors=False):
+    if not pivot or not _covered(a):
+        return NotImplemented
+    lu, _, piv, info = _lu(a)
+    return lu, piv, info
+
+
+def linalg_lu_factor(a, pivot=True):
+    out = linalg_lu_factor_ex(a, pivot)
+    return out if out is NotImplemented else out[:2]
+
+
+def lu_with_info(a, pivot=True, check_errors=True):
+    return linalg_lu_factor_ex(a, pivot)
+
+
+def linalg_lu(a, pivot=True):
+    """P, L, U with A = P L U."""
+    if not pivot or not _covered(a):
+        return NotImplemented
+    lu, perm, _, _ = _lu(a)
+    lower, upper = _unpack(lu)
+    m = a.shape[-2]
+    # Row i of L U is A's row perm[i]: P[perm[i], i] = 1.
+    return torch.nn.functional.one_hot(perm, m).to(a.dtype).mT, lower, upper
+
+
+def linalg_lu_solve(lu, pivots, b, *, left=True, adjoint=False):
+    if not _covered(lu, b) or b.dim() < 2:
+        return NotImplemented
+    perm = _perm_from_pivots(pivots, lu.shape[-2])
+    if left:
+        return _lu_solve(lu, perm, b, adjoint)
+    # X A = B  <=>  A^T X^T = B^T (real: the adjoint is the transpose).
+    return _lu_solve(lu, perm, b.mT, not adjoint).mT
+
+
+def lu_solve(b, lu, pivots):
+    return linalg_lu_solve(lu, pivots, b)
+
+
+def _square(a) -> bool:
+    return a.dim() >= 2 and a.shape[-1] == a.shape[-2] and _covered(a)
+
+
+def _vector_rhs(a, b) -> bool:
+    """linalg.solve's rule: b is a (batch of) vector(s) when it has one dim
+    less than A and A's batch shape."""
+    return b.dim() == 1 or (b.dim() == a.dim() - 1 and b.shape == a.shape[:-1])
+
+
+def linalg_solve_ex(a, b, *, left=True, check_errors=False):
+    if not _square(a) or not _covered(b):
+        return NotImplemented
+    lu, perm, _, info = _lu(a)
+    vector = _vector_rhs(a, b)
+    rhs = b.unsqueeze(-1) if vector else b
+    x = _lu_solve(lu, perm, rhs, False) if left else _lu_solve(lu, perm, rhs.mT, True).mT
+    return (x.squeeze(-1) if vector else x), info
+
+
+def linalg_solve(a, b, *, left=True):
+    out = linalg_solve_ex(a, b, left=left)
+    return out if out is NotImplemented else out[0]
+
+
+def linalg_inv_ex(a, *, check_errors=False):
+    if not _square(a):
+        return NotImplemented
+    lu, perm, _, info = _lu(a)
+    eye = torch.eye(a.shape[-1], dtype=a.dtype)
+    return _lu_solve(lu, perm, eye, False), info
+
+
+def linalg_inv(a):
+    out = linalg_inv_ex(a)
+    return out if out is NotImplemented else out[0]
+
+
+def linalg_tensorinv(a, ind=2):
+    """The inverse of `a` read as a (prod shape[:ind]) x (prod shape[ind:]) matrix."""
+    rows, cols = a.shape[:ind], a.shape[ind:]
+    n = 1
+    for d in rows:
+        n *= d
+    if not _covered(a) or n > MAX_SIZE:
+        return NotImplemented
+    inverse = linalg_inv(a.reshape(n, -1))
+    return NotImplemented if inverse is NotImplemented else inverse.reshape(*cols, *rows)
+
+
+def lu_unpack(lu, pivots, unpack_data=True, unpack_pivots=True):
+    """P, L, U of a packed LU (A = P L U); the parts not asked for are empty."""
+    if not _covered(lu):
+        return NotImplemented
+    m = lu.shape[-2]
+    lower, upper = _unpack(lu) if unpack_data else (lu.new_empty(0), lu.new_empty(0))
+    if not unpack_pivots:
+        return lu.new_empty(0), lower, upper
+    perm = _perm_from_pivots(pivots, m)
+    return torch.nn.functional.one_hot(perm, m).to(lu.dtype).mT, lower, upper
+
+
+def _det_parts(a) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(diag of U, sign of the row permutation) of a square matrix."""
+    lu, _, piv, _ = _lu(a)
+    n = a.shape[-1]
+    swaps = (piv != torch.arange(1, n + 1, dtype=torch.int32)).sum(-1)
+    perm_sign = 1 - 2 * (swaps % 2).to(a.dtype)
+    return torch.diagonal(lu, 0, -2, -1), perm_sign, lu
+
+
+def linalg_det(a):
+    if not _square(a):
+        return NotImplemented
+    diag, perm_sign, _ = _det_parts(a)
+    return diag.prod(-1) * perm_sign
+
+
+def linalg_slogdet(a):
+    if not _square(a):
+        return NotImplemented
+    diag, perm_sign, _ = _det_parts(a)
+    return torch.sign(diag).prod(-1) * perm_sign, diag.abs().log().sum(-1)
+
+
+def logdet(a):
+    out = linalg_slogdet(a)
+    if out is NotImplemented:
+        return out
+    sign, logabs = out
+    return torch.where(sign < 0, torch.full_like(logabs, float("nan")), logabs)
+
+
+# -- Cholesky ------------------------------------------------------------------------
+
+def _cholesky_lower(a) -> Tuple[torch.Tensor, torch.Tensor]:
+    """L with A = L L^T from A's lower triangle, and potrf's info (the first
+    1-based column whose pivot is not positive; the rest of L is then what
+    the NaN of its square root makes)."""
+    n = a.shape[-1]
+    cols: List[torch.Tensor] = []
+    info = torch.zeros(a.shape[:-2], dtype=torch.int32)
+    for j in range(n):
+        col = a[..., :, j]                                       # [..., n]
+        if cols:
+            done = torch.stack(cols, -1)                         # [..., n, j]
+            col = col - (done @ done[..., j, :].unsqueeze(-1)).squeeze(-1)
+        d = col[..., j]
+        info = torch.where((info == 0) & ~(d > 0), torch.full_like(info, j + 1), info)
+        root = torch.sqrt(d)
+        below = col[..., j + 1:] / root.unsqueeze(-1)
+        cols.append(torch.cat([torch.zeros_like(col[..., :j]), root.unsqueeze(-1), below], -1))
+    lower = torch.stack(cols, -1) if cols else torch.zeros_like(a)
+    return lower, info
+
+
+def linalg_cholesky_ex(a, *, upper=False, check_errors=False):
+    if not _square(a):
+        return NotImplemented
+    if upper:    # potrf on the upper triangle: the lower one of A^T, transposed back
+        lower, info = _cholesky_lower(a.mT)
+        return lower.mT, info
+    return _cholesky_lower(a)
+
+
+def linalg_cholesky(a, *, upper=False):
+    out = linalg_cholesky_ex(a, upper=upper)
+    return out if out is NotImplemented else out[0]
+
+
+def cholesky(a, upper=False):
+    return linalg_cholesky(a, upper=upper)
+
+
+def cholesky_solve(b, factor, upper=False):
+    """A x = b with A = L L^T (or U^T U)."""
+    if not _square(factor) or not _covered(b) or b.dim() < 2:
+        return NotImplemented
+    lower = factor.mT if upper else factor
+    return _solve_upper(lower.mT, _solve_lower(lower, b, False), False)
+
+
+def cholesky_inverse(factor, upper=False):
+    if not _square(factor):
+        return NotImplemented
+    return cholesky_solve(torch.eye(factor.shape[-1], dtype=factor.dtype), factor, upper)
+
+
+def linalg_solve_triangular(a, b, *, upper, left=True, unitriangular=False):
+    if not _square(a) or not _covered(b) or b.dim() < 2:
+        return NotImplemented
+    if left:
+        return _solve_triangular_left(a, b, upper, unitriangular)
+    # X A = B  <=>  A^T X^T = B^T, A^T triangular the other way.
+    return _solve_triangular_left(a.mT, b.mT, not upper, unitriangular).mT
+
+
+def triangular_solve(b, a, upper=True, transpose=False, unitriangular=False):
+    if not _square(a) or not _covered(b) or b.dim() < 2:
+        return NotImplemented
+    coefficient = a.mT if transpose else a
+    x = _solve_triangular_left(coefficient, b, upper != transpose, unitriangular)
+    return x, a.clone()
+
+
+DECOMPOSITIONS = {
+    aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
+    aten.linalg_lu_factor.default: linalg_lu_factor,
+    aten._lu_with_info.default: lu_with_info,
+    aten.linalg_lu.default: linalg_lu,
+    aten.linalg_lu_solve.default: linalg_lu_solve,
+    aten.lu_solve.default: lu_solve,
+    aten.linalg_solve_ex.default: linalg_solve_ex,
+    aten.linalg_solve.default: linalg_solve,
+    aten.linalg_inv_ex.default: linalg_inv_ex,
+    aten.linalg_inv.default: linalg_inv,
+    aten.linalg_tensorinv.default: linalg_tensorinv,
+    aten.lu_unpack.default: lu_unpack,
+    aten.linalg_det.default: linalg_det,
+    aten.det.default: linalg_det,
+    aten.linalg_slogdet.default: linalg_slogdet,
+    aten.logdet.default: logdet,
+    aten.linalg_cholesky_ex.default: linalg_cholesky_ex,
+    aten.linalg_cholesky.default: linalg_cholesky,
+    aten.cholesky.default: cholesky,
+    aten.cholesky_solve.default: cholesky_solve,
+    aten.cholesky_inverse.default: cholesky_inverse,
+    aten.linalg_solve_triangular.default: linalg_solve_triangular,
+    aten.triangular_solve.default: triangular_solve,
+}

@@ -1,0 +1,80 @@
+"""Small dense linear algebra compiles (cuvil.importer_linalg: LU with
+LAPACK's pivoting, Cholesky and triangular solves unrolled over the matrix
+size) and matches eager: factors, pivots, signs and infos exactly as LAPACK
+gives them, values within rtol 1e-4 / atol 1e-5 in float32 (the
+elimination's rounding differs from LAPACK's blocked order; well-conditioned
+matrices here), 1e-10 in float64."""
+import pytest
+import torch
+
+import cuvil
+from conftest import Lambda, compile_and_compare
+
+
+
+def _check(fn, *inputs, rtol=1e-4, atol=1e-5):
+    compile_and_compare(Lambda(fn), *inputs, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _matrices(*batch, n=5, seed=0, dtype=torch.float32):
+    torch.manual_seed(seed)
+    return torch.randn(*batch, n, n, dtype=dtype) + 3 * torch.eye(n, dtype=dtype)
+
+
+def _spd(*batch, n=5, seed=0):
+    a = _matrices(*batch, n=n, seed=seed)
+    return a @ a.mT + torch.eye(n)
+
+
+CASES = {
+    "inv": (lambda a: torch.linalg.inv(a), lambda: (_matrices(2),)),
+    "inv_ex": (lambda a: torch.linalg.inv_ex(a), lambda: (_matrices(),)),
+    "det": (lambda a: torch.linalg.det(a), lambda: (_matrices(3),)),
+    "slogdet": (lambda a: torch.linalg.slogdet(a), lambda: (torch.randn(3, 4, 4),)),
+    "logdet-negative-nan": (lambda a: torch.logdet(a), lambda: (torch.diag(torch.tensor([1.0, -2.0, 3.0])),)),
+    "solve-vector": (lambda a, b: torch.linalg.solve(a, b), lambda: (_matrices(), torch.randn(5))),
+    "solve-right": (lambda a, b: torch.linalg.solve(a, b, left=False), lambda: (_matrices(2), torch.randn(2, 3, 5))),
+    "lu_factor-wide": (lambda a: torch.linalg.lu_factor(a), lambda: (torch.randn(3, 5),)),
+    "lu-tall": (lambda a: torch.linalg.lu(a), lambda: (torch.randn(2, 6, 4),)),
+    "lu_factor-then-solve": (lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=True),
+                             lambda: (_matrices(2), torch.randn(2, 5, 3))),
+    "cholesky": (lambda a: torch.linalg.cholesky(a), lambda: (_spd(2),)),
+    "cholesky-upper-then-solve": (lambda a, b: torch.cholesky_solve(b, torch.linalg.cholesky(a, upper=True), upper=True),
+                                  lambda: (_spd(), torch.randn(5, 2))),
+    "cholesky_inverse": (lambda a: torch.cholesky_inverse(torch.linalg.cholesky(a)), lambda: (_spd(),)),
+    "solve_triangular": (lambda a, b: torch.linalg.solve_triangular(torch.triu(a), b, upper=True, left=False),
+                         lambda: (_matrices(), torch.randn(3, 5))),
+    "tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), lambda: (_matrices(n=6).reshape(6, 2, 3),)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_eager(name):
+    fn, inputs = CASES[name]
+    _check(fn, *inputs())
+
+
+def test_singular_matrix_gives_eagers_zero_det_and_info():
+    # Exactly singular in floating point (a zero row): a dependent row would
+    # leave a pivot of rounding noise, whose sign differs between orders.
+    a = torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [4.0, 5.0, 6.0]])
+    _check(lambda a: (torch.linalg.det(a), torch.linalg.lu_factor_ex(a)[2], torch.linalg.slogdet(a)[0]), a)
+
+
+def test_not_positive_definite_gives_eagers_info():
+    _check(lambda a: torch.linalg.cholesky_ex(a)[1], torch.tensor([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_float64():
+    _check(lambda a: torch.linalg.inv(a) @ a, _matrices(n=8, dtype=torch.float64), rtol=1e-10, atol=1e-10)
+
+
+class Inverse(torch.nn.Module):
+    def forward(self, a):
+        return torch.linalg.inv(a)
+
+
+def test_a_matrix_larger_than_the_unrolled_limit_is_refused_by_name():
+    from cuvil.importer_linalg import MAX_SIZE
+    with pytest.raises(cuvil.UnsupportedOpError, match=r"aten\.linalg_inv_ex at test_linalg\.py:\d+"):
+        cuvil.compile(Inverse())(_matrices(n=MAX_SIZE + 1))
