@@ -1,6 +1,6 @@
-"""Small dense linear algebra (LU with partial pivoting, Cholesky, triangular
-solves and what is built on them: inv, solve, det, slogdet, lu_solve,
-cholesky_solve ...) as plain tensor ops: a table for torch.export's
+"""Small dense linear algebra (LU with partial pivoting, Householder QR,
+Cholesky, triangular solves and what is built on them: inv, solve, det,
+slogdet, lu_solve, cholesky_solve, ormqr ...) as plain tensor ops: a table for torch.export's
 run_decompositions, next to cuvil.importer_decompositions.
 
 torch-mlir lowers none of these (LAPACK calls in eager; their error checks
@@ -8,7 +8,9 @@ also put side-effect tokens into the exported program). Here every
 algorithm is unrolled over the matrix size, which export knows: step k of an
 LU is one pivot search, one row swap (a gather by a computed index) and one
 rank-1 update of the trailing block. The pivot is LAPACK's (getrf: the first
-largest magnitude in the column), so factors, pivots and signs are eager's.
+largest magnitude in the column), and QR's reflectors are dlarfg's (R's
+diagonal has the sign opposite to the column's head), so factors, pivots
+and signs are eager's.
 The unrolled form costs O(n) ops in the graph: matrices up to
 MAX_SIZE rows are taken, larger ones are left to torch-mlir (refused by
 name). Batch dims are any; float32 and float64 (complex inputs are left).
@@ -344,7 +346,111 @@ def triangular_solve(b, a, upper=True, transpose=False, unitriangular=False):
     return x, a.clone()
 
 
+# -- QR (Householder, LAPACK's geqr2 / org2r) -----------------------------------------
+
+def _reflector(x: torch.Tensor):
+    """dlarfg on x [..., r]: (beta, tau, v) with H = I - tau v v^T, v[0] = 1,
+    H x = beta e0; tau = 0 (H = I) where x[1:] is zero."""
+    alpha = x[..., 0]
+    rest = torch.linalg.vector_norm(x[..., 1:], dim=-1) if x.shape[-1] > 1 else torch.zeros_like(alpha)
+    norm = torch.sqrt(alpha * alpha + rest * rest)
+    beta = torch.where(alpha >= 0, -norm, norm)
+    identity = rest == 0
+    safe = torch.where(identity, torch.ones_like(beta), beta)
+    tau = torch.where(identity, torch.zeros_like(beta), (safe - alpha) / safe)
+    denominator = torch.where(identity, torch.ones_like(alpha), alpha - safe)
+    v_rest = torch.where(identity.unsqueeze(-1), torch.zeros_like(x[..., 1:]), x[..., 1:] / denominator.unsqueeze(-1))
+    return torch.where(identity, alpha, beta), tau, v_rest
+
+
+def _apply_reflector(v_rest, tau, c):
+    """(I - tau v v^T) c, v = [1, v_rest], c [..., r, q]."""
+    v = torch.cat([torch.ones(*v_rest.shape[:-1], 1, dtype=v_rest.dtype), v_rest], -1)
+    w = (v.unsqueeze(-2) @ c).squeeze(-2)                       # v^T c: [..., q]
+    return c - tau[..., None, None] * v.unsqueeze(-1) * w.unsqueeze(-2)
+
+
+def _geqrf(a):
+    """(packed R and reflectors, tau [..., min(m, n)])."""
+    m, n = a.shape[-2:]
+    taus: List[torch.Tensor] = []
+    for i in range(min(m, n)):
+        beta, tau, v_rest = _reflector(a[..., i:, i])
+        taus.append(tau)
+        right = _apply_reflector(v_rest, tau, a[..., i:, i + 1:]) if i + 1 < n else a[..., i:, i + 1:]
+        column = torch.cat([beta.unsqueeze(-1), v_rest], -1).unsqueeze(-1)
+        a = torch.cat([a[..., :i, :], torch.cat([a[..., i:, :i], column, right], -1)], -2)
+    tau = torch.stack(taus, -1) if taus else a.new_zeros(*a.shape[:-2], 0)
+    return a, tau
+
+
+def _orgqr(packed, tau, columns: int):
+    """The first `columns` columns of H_0 H_1 ... H_{k-1} (m x m)."""
+    m = packed.shape[-2]
+    q = torch.eye(m, columns, dtype=packed.dtype).expand(*packed.shape[:-2], m, columns)
+    for i in reversed(range(tau.shape[-1])):
+        lower = _apply_reflector(packed[..., i + 1:, i], tau[..., i], q[..., i:, :])
+        q = torch.cat([q[..., :i, :], lower], -2)
+    return q
+
+
+def _apply_q(packed, tau, c, transpose: bool):
+    """Q c (or Q^T c), Q = H_0 ... H_{k-1}: the reflectors applied last to first
+    (first to last)."""
+    order = range(tau.shape[-1]) if transpose else reversed(range(tau.shape[-1]))
+    for i in order:
+        lower = _apply_reflector(packed[..., i + 1:, i], tau[..., i], c[..., i:, :])
+        c = torch.cat([c[..., :i, :], lower], -2)
+    return c
+
+
+def ormqr(a, tau, other, left=True, transpose=False):
+    """other multiplied by geqrf's Q (transposed: Q^T), from the left or right."""
+    if not _covered(a, tau, other) or a.dim() < 2 or other.dim() < 2:
+        return NotImplemented
+    batch = torch.broadcast_shapes(a.shape[:-2], other.shape[:-2])
+    a, other = a.expand(*batch, *a.shape[-2:]), other.expand(*batch, *other.shape[-2:])
+    if left:
+        return _apply_q(a, tau, other, transpose)
+    # C Q = (Q^T C^T)^T
+    return _apply_q(a, tau, other.mT, not transpose).mT
+
+
+def geqrf(a):
+    if not _covered(a) or a.dim() < 2:
+        return NotImplemented
+    return _geqrf(a)
+
+
+def linalg_householder_product(a, tau):
+    if not _covered(a, tau) or a.dim() < 2:
+        return NotImplemented
+    return _orgqr(a, tau, a.shape[-1])
+
+
+def linalg_qr(a, mode="reduced"):
+    if not _covered(a) or a.dim() < 2 or mode not in ("reduced", "complete", "r"):
+        return NotImplemented
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    packed, tau = _geqrf(a)
+    rows = m if mode == "complete" else k
+    r = torch.triu(packed[..., :rows, :])
+    if mode == "r":
+        return a.new_zeros(0), r
+    return _orgqr(packed, tau, m if mode == "complete" else k), r
+
+
+def qr(a, some=True):
+    return linalg_qr(a, "reduced" if some else "complete")
+
+
 DECOMPOSITIONS = {
+    aten.geqrf.default: geqrf,
+    aten.ormqr.default: ormqr,
+    aten.linalg_householder_product.default: linalg_householder_product,
+    aten.linalg_qr.default: linalg_qr,
+    aten.qr.default: qr,
     aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
     aten.linalg_lu_factor.default: linalg_lu_factor,
     aten._lu_with_info.default: lu_with_info,

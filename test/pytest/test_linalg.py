@@ -1,6 +1,6 @@
 """Small dense linear algebra compiles (cuvil.importer_linalg: LU with
-LAPACK's pivoting, Cholesky and triangular solves unrolled over the matrix
-size) and matches eager: factors, pivots, signs and infos exactly as LAPACK
+LAPACK's pivoting, Householder QR, Cholesky and triangular solves unrolled
+over the matrix size) and matches eager: factors, pivots, signs and infos exactly as LAPACK
 gives them, values within rtol 1e-4 / atol 1e-5 in float32 (the
 elimination's rounding differs from LAPACK's blocked order; well-conditioned
 matrices here), 1e-10 in float64."""
@@ -44,6 +44,12 @@ CASES = {
     "cholesky_inverse": (lambda a: torch.cholesky_inverse(torch.linalg.cholesky(a)), lambda: (_spd(),)),
     "solve_triangular": (lambda a, b: torch.linalg.solve_triangular(torch.triu(a), b, upper=True, left=False),
                          lambda: (_matrices(), torch.randn(3, 5))),
+    "qr-reduced-tall": (lambda a: torch.linalg.qr(a), lambda: (torch.randn(2, 6, 4),)),
+    "qr-complete-wide": (lambda a: torch.linalg.qr(a, mode="complete"), lambda: (torch.randn(3, 5),)),
+    "geqrf-householder_product": (lambda a: torch.linalg.householder_product(*torch.geqrf(a)),
+                                  lambda: (torch.randn(5, 4),)),
+    "ormqr-right-transposed": (lambda a, c: torch.ormqr(*torch.geqrf(a), c, left=False, transpose=True),
+                               lambda: (torch.randn(5, 3), torch.randn(2, 5))),
     "tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), lambda: (_matrices(n=6).reshape(6, 2, 3),)),
 }
 
