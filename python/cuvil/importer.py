@@ -733,11 +733,11 @@ def _refuse_data_dependent_output_sizes(g) -> None:
                                         "and compiles the graphs around them")
 
 
-def _output_dtypes(g, complex_outputs: Sequence[int] = ()) -> List[str]:
+def _output_dtypes(g, complex_outputs: Optional[Dict[int, str]] = None) -> List[str]:
     """Each tensor result's torch dtype (MLIR's signless i8 is both int8 and
     uint8; a complex result crosses as its real pair, cuvil.importer_complex)."""
-    return [str(r.meta["val"].dtype).removeprefix("torch.") if i not in complex_outputs
-            else {v: k for k, v in importer_complex.PAIR_DTYPES.items()}[str(r.meta["val"].dtype).removeprefix("torch.")]
+    paired = complex_outputs or {}
+    return [paired.get(i) or str(r.meta["val"].dtype).removeprefix("torch.")
             for i, r in enumerate(_graph_output(g)[1])]
 
 

@@ -16,15 +16,19 @@ and the ops that make a complex tensor from real ones (`torch.complex`,
 used by anything else is refused, naming the op that uses it
 (cuvil.importer._refuse_what_cannot_lower).
 """
-from typing import List
+from typing import Dict
 
 import torch
 
 from . import importer_decompositions
-from .signature import PAIR_DTYPES   # a complex output's dtype -> its pair's real dtype
 
 aten = torch.ops.aten
 
+
+
+#: The complex dtypes held as pairs (complex32 is not: eager's half FFTs are
+#: CUDA-only, and its pair would be float16).
+_PAIRED = (torch.complex64, torch.complex128)
 
 
 def _parts(x):
@@ -34,20 +38,24 @@ def _parts(x):
 
 def abs_(x):
     """|x| of a complex x as hypot(re, im) (eager's own formula)."""
-    if not x.is_complex():
+    if x.dtype not in _PAIRED:
         return NotImplemented
     return importer_decompositions.hypot(*_parts(x))
 
 
 def angle(x):
     """arg x of a complex x as atan2(im, re); real x as before."""
-    if not x.is_complex():
-        return importer_decompositions.angle(x)
+    if x.dtype not in _PAIRED:
+        return importer_decompositions.angle(x) if not x.is_complex() else NotImplemented
     re, im = _parts(x)
     return torch.atan2(im, re)
 
 
 def _from_parts(re, im):
+    """view_as_complex of the pair, or NotImplemented where its dtype has no
+    paired complex dtype."""
+    if re.dtype not in (torch.float32, torch.float64) or im.dtype != re.dtype:
+        return NotImplemented
     re, im = torch.broadcast_tensors(re, im)
     return torch.view_as_complex(torch.stack([re, im], -1))
 
@@ -65,7 +73,7 @@ def polar(abs, angle):
 def convert_element_type(x, dtype):
     """A real tensor made complex (`x.cfloat()`, `x.to(torch.complex128)`):
     its values and zero imaginary parts."""
-    if not dtype.is_complex or x.is_complex():
+    if dtype not in _PAIRED or x.is_complex():
         return NotImplemented
     re = x.to(torch.float64 if dtype == torch.complex128 else torch.float32)
     return _from_parts(re, torch.zeros_like(re))
@@ -75,7 +83,7 @@ def clone(x, *, memory_format=None):
     """A copy of a complex tensor (`x.cfloat(memory_format=...)` converts,
     then clones): of its pair. Results are dense row-major whatever the
     memory format asks (as every result of a compiled model)."""
-    if not x.is_complex():
+    if x.dtype not in _PAIRED:
         return NotImplemented
     return _from_parts(*_parts(x))
 
@@ -90,10 +98,10 @@ DECOMPOSITIONS = {
 }
 
 
-def fold_real_pairs(g) -> List[int]:
+def fold_real_pairs(g) -> Dict[int, str]:
     """Joins view_as_real(view_as_complex(t)) into t and returns complex
-    outputs made by view_as_complex(t) as t. Returns the positions of the
-    outputs that are such pairs. Mutates g."""
+    outputs made by view_as_complex(t) as t. Returns {position: complex dtype
+    name} of the outputs that are such pairs. Mutates g."""
     for node in list(g.nodes):
         if node.op == "call_function" and node.target == aten.view_as_real.default:
             source = node.args[0]
@@ -103,11 +111,12 @@ def fold_real_pairs(g) -> List[int]:
     output = next(n for n in g.nodes if n.op == "output")
     results = output.args[0]
     flat = list(results) if isinstance(results, (tuple, list)) else [results]
-    paired = []
+    paired: Dict[int, str] = {}
     for i, r in enumerate(flat):
-        if isinstance(r, torch.fx.Node) and r.target == aten.view_as_complex.default:
+        if isinstance(r, torch.fx.Node) and r.target == aten.view_as_complex.default \
+                and r.meta["val"].dtype in _PAIRED:
             flat[i] = r.args[0]
-            paired.append(i)
+            paired[i] = str(r.meta["val"].dtype).removeprefix("torch.")
     if paired:
         output.args = (type(results)(flat) if isinstance(results, (tuple, list)) else flat[0],)
     for node in reversed(list(g.nodes)):

@@ -36,7 +36,7 @@ def _compute_dtype(x: torch.Tensor) -> Optional[torch.dtype]:
     default float dtype); None where eager refuses the dtype (half)."""
     if x.dtype in _COMPUTE:
         return _COMPUTE[x.dtype]
-    if x.dtype.is_floating_point:
+    if x.dtype.is_floating_point or x.dtype.is_complex:    # half, complex32
         return None
     return torch.get_default_dtype()
 

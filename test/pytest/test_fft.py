@@ -116,3 +116,13 @@ def test_exported_header_says_a_complex_output_is_pairs(tmp_path):
 def test_complex_tensors_made_from_real_ones(name, fn):
     torch.manual_seed(5)
     _check(fn, torch.randn(4, 8))
+
+
+class HalfComplex(torch.nn.Module):
+    def forward(self, x):
+        return x.chalf()    # complex32: no real-pair form (eager's half FFTs are CUDA-only)
+
+
+def test_complex32_is_refused_not_widened():
+    with pytest.raises(cuvil.UnsupportedOpError, match="complex32"):
+        cuvil.compile(HalfComplex())(torch.randn(4, 8))

@@ -50,6 +50,11 @@ CASES = {
                                   lambda: (torch.randn(5, 4),)),
     "ormqr-right-transposed": (lambda a, c: torch.ormqr(*torch.geqrf(a), c, left=False, transpose=True),
                                lambda: (torch.randn(5, 3), torch.randn(2, 5))),
+    "eigvalsh-upper": (lambda a: torch.linalg.eigvalsh(a + a.mT, UPLO="U"), lambda: (torch.randn(2, 4, 4),)),
+    "svdvals-wide": (lambda a: torch.linalg.svdvals(a), lambda: (torch.randn(2, 4, 6),)),
+    "matrix_rank-of-singular": (lambda a: torch.linalg.matrix_rank(a),
+                                lambda: (torch.randn(3, 4, 4) @ torch.diag(torch.tensor([1.0, 1.0, 1.0, 0.0])),)),
+    "cond": (lambda a: torch.linalg.cond(a), lambda: (_matrices(n=4),)),
     "tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), lambda: (_matrices(n=6).reshape(6, 2, 3),)),
 }
 
