@@ -12,9 +12,9 @@ input as `view_as_real(x)`. After the decompositions, `fold_real_pairs`
     (cuvil.signature.CallContract.user_outputs).
 The complex functions a model applies to a transform's result (abs, angle)
 and the ops that make a complex tensor from real ones (`torch.complex`,
-`torch.polar`, `x.cfloat()`) are written on the pair here (DECOMPOSITIONS). A complex value that is still
-used by anything else is refused, naming the op that uses it
-(cuvil.importer._refuse_what_cannot_lower).
+`torch.polar`, `x.cfloat()`) are written on the pair here (DECOMPOSITIONS).
+A complex value that is still used by anything else is refused, naming the
+op that uses it (cuvil.importer._refuse_what_cannot_lower).
 """
 from typing import Dict
 
@@ -23,8 +23,6 @@ import torch
 from . import importer_decompositions
 
 aten = torch.ops.aten
-
-
 
 #: The complex dtypes held as pairs (complex32 is not: eager's half FFTs are
 #: CUDA-only, and its pair would be float16).
