@@ -15,8 +15,9 @@ The unrolled form costs O(n) ops in the graph: matrices up to
 MAX_SIZE rows are taken, larger ones are left to torch-mlir (refused by
 name). Batch dims are any; float32 and float64 (complex inputs are left).
 What eager reports through `info` (a singular or not positive-definite
-matrix) is computed the same way; the raising forms (`linalg.inv`,
-`linalg.cholesky`) return what LAPACK leaves (inf / NaN) instead of raising.
+matrix) is computed the same way; unlike eager, the raising forms
+(`linalg.inv`, `linalg.cholesky`) do not raise: they return the
+elimination's inf / NaN.
 """
 from typing import List, Optional, Tuple
 
