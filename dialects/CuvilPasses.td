@@ -100,6 +100,12 @@ def CuvilSplitPrepack : Pass<"cuvil-split-prepack", "::mlir::ModuleOp"> {
     (weights still read directly stay as arguments), so the work runs once at
     load instead of on every call. The argument attribute
     `cuvil.packed = <index>` records which prepack result feeds each argument.
+    Costly work on constants alone moves as well, in functions with or
+    without weights: transcendental math or a reduction reading no input
+    (a DFT's cosine / sine tables, a window), and what continues it without
+    broadcasting it (a cast, a slice, a pad to whole panels). Cheap index
+    arithmetic stays, and so does a broadcast of a stored table (a bias grid
+    over positions), which reads the table.
     The prepack function is public, an entry point like `main`:
     `cuvil-prepare-entry-points` gives both their C interface.
   }];
@@ -651,6 +657,20 @@ def CuvilFoldZeroTripLinalg : Pass<"cuvil-fold-zero-trip-linalg", "::mlir::func:
     `t`, `constant_pad_nd` of empty tensors failed to compile.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+}
+
+def CuvilFoldConcatSlices : Pass<"cuvil-fold-concat-slices", "::mlir::func::FuncOp"> {
+  let summary = "Read a slice of a tensor.concat from the one operand it lies in";
+  let description = [{
+    A `tensor.extract_slice` of a `tensor.concat` whose range along the
+    concat dim (static offset and size, unit stride) lies within one operand
+    becomes a slice of that operand; a slice covering a whole operand folds
+    to the operand. A complex value held as a (real, imaginary) pair, built
+    by a concat along a trailing dim of 2 and read through slices
+    (`abs(torch.stft(...))`), then costs no interleaving copy and no
+    strided reads; the concat goes away when nothing else reads it.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 def CuvilResultsInPlace : Pass<"cuvil-results-in-place", "::mlir::func::FuncOp"> {

@@ -1,13 +1,16 @@
 //===- SplitPrepack.cpp - run weight-only computations once at load -------===//
 // Weights are runtime arguments (never inlined), so anything computed from
 // them alone — transposes, packing, casts — would otherwise run on every
-// call. This pass moves that subgraph into `<fn>_prepack`.
+// call. This pass moves that subgraph into `<fn>_prepack`, and with it the
+// costly work on constants alone (a DFT's cosine / sine tables): it reads
+// no input either, so it too gives the same result on every call.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir::cuvil {
 #define GEN_PASS_DEF_CUVILSPLITPREPACK
@@ -33,6 +36,60 @@ bool isAccumulatorBroadcast(Operation *op) {
   });
 }
 
+/// Work on constants alone that is worth doing once at load instead of on
+/// every call: transcendental math (a window's or a DFT table's cosines) or a
+/// reduction. Index arithmetic, casts and selects stay where they are: fused
+/// into their consumers they cost less than reading a stored table.
+bool isCostlyOnConstants(Operation *op) {
+  static const llvm::StringSet<> cheapMath = {
+      "math.absf",  "math.absi",     "math.copysign", "math.fma",      "math.ceil",
+      "math.floor", "math.round",    "math.roundeven", "math.trunc",   "math.ctlz",
+      "math.cttz",  "math.ctpop",    "math.isnan",    "math.isinf",    "math.isfinite",
+      "math.isnormal"};
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    if (linalgOp.getNumReductionLoops() > 0)
+      return true;
+  WalkResult found = op->walk([&](Operation *nested) {
+    StringRef name = nested->getName().getStringRef();
+    return name.starts_with("math.") && !cheapMath.contains(name) ? WalkResult::interrupt()
+                                                                   : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+std::optional<int64_t> numElements(Value v) {
+  auto shaped = dyn_cast<ShapedType>(v.getType());
+  if (!shaped)
+    return 1;
+  if (!shaped.hasStaticShape())
+    return std::nullopt;
+  return shaped.getNumElements();
+}
+
+/// Whether an op's results hold many more elements than its largest input (a
+/// broadcast: a causal mask from one row of positions): a stored copy would
+/// cost memory, and a read per call, that recomputing it fused into its
+/// consumer does not. Padding a table to whole 64-column panels (201 -> 256)
+/// is not expanding it.
+bool expands(Operation *op) {
+  SmallVector<Value> inputs;
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    llvm::append_range(inputs, dps.getDpsInputs());
+  else
+    llvm::append_range(inputs, op->getOperands());
+  int64_t largestInput = 0;
+  for (Value v : inputs) {
+    std::optional<int64_t> n = numElements(v);
+    if (!n)
+      return true;
+    largestInput = std::max(largestInput, *n);
+  }
+  return llvm::any_of(op->getResults(), [&](Value r) {
+    std::optional<int64_t> n = numElements(r);
+    return !n || *n > 2 * largestInput + 4096;
+  });
+}
+
 LogicalResult splitPrepack(func::FuncOp fn) {
   Block &body = fn.getBody().front();
   llvm::DenseSet<Value> weightOnly;
@@ -42,35 +99,45 @@ LogicalResult splitPrepack(func::FuncOp fn) {
       weightOnly.insert(arg);
       weights.push_back(arg);
     }
-  if (weights.empty())
-    return success();
 
-  // Forward scan. `free` values (constants, tensor.empty, fills of them)
-  // cost nothing to recompute and are cloned wherever needed; an op is
-  // hoisted when it is pure, reads only weights / hoisted / free values
-  // (also inside its regions) and depends on at least one weight.
-  llvm::DenseSet<Value> free;
+  // Forward scan. `free` values (constants, tensor.empty, fills of them,
+  // index arithmetic on them) cost little to recompute and are cloned
+  // wherever needed. An op is hoisted when it is pure, reads only weights /
+  // hoisted / free values (also inside its regions), and either depends on
+  // at least one weight, or is costly work on constants (isCostlyOnConstants),
+  // or continues such work without broadcasting it (a cast or slice of a
+  // table: its broadcast stays in fn, reading the stored table).
+  llvm::DenseSet<Value> free, precomputed;
   SmallVector<Operation *> hoisted;
   llvm::DenseSet<Operation *> hoistedSet;
   for (Operation &op : body.without_terminator()) {
     if (!isPure(&op))
       continue;
-    bool readsOnlyKnown = true, readsWeight = false;
+    bool readsOnlyKnown = true, readsWeight = false, readsPrecomputed = false;
     op.walk([&](Operation *nested) {
       for (Value v : nested->getOperands()) {
         if (op.isAncestor(v.getParentRegion()->getParentOp()))
           continue; // defined inside op
         if (weightOnly.contains(v))
           readsWeight = true;
+        else if (precomputed.contains(v))
+          readsPrecomputed = true;
         else if (!free.contains(v))
           readsOnlyKnown = false;
       }
     });
     if (!readsOnlyKnown)
       continue;
+    llvm::DenseSet<Value> *kind = &free;
+    if (readsWeight)
+      kind = &weightOnly;
+    else if (isCostlyOnConstants(&op) || (readsPrecomputed && !expands(&op)))
+      kind = &precomputed;
+    else if (readsPrecomputed)
+      continue; // a broadcast of a table: stays in fn
     for (Value r : op.getResults())
-      (readsWeight ? weightOnly : free).insert(r);
-    if (readsWeight) {
+      kind->insert(r);
+    if (kind != &free) {
       hoisted.push_back(&op);
       hoistedSet.insert(&op);
     }

@@ -287,7 +287,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
     cumprod scans; held by a stand-in dialect) become scf loops on tensors. Then linalg ops whose loops run zero times (K = 0 matmuls) become their
-    inits (upstream tiling asserts on them); then the asserts torch-mlir puts inside linalg bodies (embedding bounds,
+    inits (upstream tiling asserts on them), and slices of a concat that lie in one
+    of its operands read that operand (a complex pair's parts); then the asserts torch-mlir puts inside linalg bodies (embedding bounds,
     BatchNorm's empty check) go: they have side effects and block elementwise
     fusion (gathers' data-dependent indices are clamped and checked by a
     reduction next to the op before); integer divisions get safe divisors and a zero-divisor report
@@ -326,7 +327,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     shared: repeated layers are scheduled, lowered and compiled once.
     """
     return ("cuvil-lower-tm-tensor",
-            "func.func(cuvil-fold-zero-trip-linalg,cuvil-check-gather-indices,cuvil-strip-asserts)",
+            "func.func(cuvil-fold-zero-trip-linalg,cuvil-fold-concat-slices,cuvil-check-gather-indices,cuvil-strip-asserts)",
             "cuvil-guard-integer-division",
             "cuvil-mark-weights",
             "func.func(cuvil-raise-linalg)", "canonicalize", "cse",

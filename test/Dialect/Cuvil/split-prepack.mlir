@@ -42,7 +42,8 @@ func.func @net(%x: tensor<2x8xf32>, %w1: tensor<8x8xf32> {cuvil.weight}, %w2: te
 
 // -----
 
-// No weights: nothing changes, no prepack function.
+// No weights, nothing costly on constants: nothing changes, no prepack
+// function.
 // CHECK-LABEL: func.func @plain
 // CHECK:         linalg.transpose
 // CHECK-NOT:     func.func @plain_prepack
@@ -122,4 +123,95 @@ func.func @acc(%x: tensor<4x8xi32>, %w: tensor<8x16xi32> {cuvil.weight}) -> tens
   } -> tensor<4x16xi32>
   %r = linalg.matmul ins(%x, %w : tensor<4x8xi32>, tensor<8x16xi32>) outs(%init : tensor<4x16xi32>) -> tensor<4x16xi32>
   return %r : tensor<4x16xi32>
+}
+
+// -----
+
+// Costly work on constants alone (a DFT's cosine table: no weight, no input)
+// moves too, with the cast that continues it; the index arithmetic feeding it
+// is cloned, and @dft keeps only the product with its input.
+// CHECK-LABEL: func.func @dft
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x8xf32>, %[[T:.*]]: tensor<8x5xf32> {cuvil.packed = 0 : i64}) -> tensor<2x5xf32>
+// CHECK-NOT:     math.cos
+// CHECK-NOT:     arith.truncf
+// CHECK:         linalg.matmul ins(%[[X]], %[[T]] : tensor<2x8xf32>, tensor<8x5xf32>)
+// CHECK-LABEL: func.func @dft_prepack
+// CHECK-SAME:    () -> tensor<8x5xf32>
+// CHECK:         arith.muli
+// CHECK:         math.cos
+// CHECK:         arith.truncf
+// CHECK:         return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dft(%x: tensor<2x8xf32>) -> tensor<2x5xf32> {
+  %step = arith.constant 0.785398163397 : f64
+  %zero = arith.constant 0.0 : f32
+  %e64 = tensor.empty() : tensor<8x5xf64>
+  %angles = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e64 : tensor<8x5xf64>) {
+  ^bb0(%o: f64):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ij = arith.muli %i, %j : index
+    %n = arith.index_cast %ij : index to i64
+    %f = arith.sitofp %n : i64 to f64
+    %a = arith.mulf %f, %step : f64
+    linalg.yield %a : f64
+  } -> tensor<8x5xf64>
+  %cos = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%angles : tensor<8x5xf64>) outs(%e64 : tensor<8x5xf64>) {
+  ^bb0(%a: f64, %o: f64):
+    %c = math.cos %a : f64
+    linalg.yield %c : f64
+  } -> tensor<8x5xf64>
+  %e32 = tensor.empty() : tensor<8x5xf32>
+  %table = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%cos : tensor<8x5xf64>) outs(%e32 : tensor<8x5xf32>) {
+  ^bb0(%c: f64, %o: f32):
+    %t = arith.truncf %c : f64 to f32
+    linalg.yield %t : f32
+  } -> tensor<8x5xf32>
+  %eo = tensor.empty() : tensor<2x5xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x5xf32>) -> tensor<2x5xf32>
+  %r = linalg.matmul ins(%x, %table : tensor<2x8xf32>, tensor<8x5xf32>) outs(%z : tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %r : tensor<2x5xf32>
+}
+
+// -----
+
+// A broadcast of such a table (ALiBi-like slopes over a 64 x 64 grid of
+// positions) stays in @bias, reading the stored slopes: a stored grid would
+// cost more memory and reads than recomputing it; cheap index arithmetic
+// alone is never hoisted.
+// CHECK-LABEL: func.func @bias
+// CHECK-SAME:    (%[[X:.*]]: tensor<8x64x64xf32>, %[[S:.*]]: tensor<8xf32> {cuvil.packed = 0 : i64})
+// CHECK:         linalg.generic {{.*}} ins(%[[S]] : tensor<8xf32>) outs(%{{.*}} : tensor<8x64x64xf32>)
+// CHECK-LABEL: func.func @bias_prepack
+// CHECK-SAME:    () -> tensor<8xf32>
+// CHECK:         math.exp2
+// CHECK-NOT:     tensor<8x64x64xf32>
+// CHECK:         return
+#h = affine_map<(d0, d1, d2) -> (d0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @bias(%x: tensor<8x64x64xf32>) -> tensor<8x64x64xf32> {
+  %e8 = tensor.empty() : tensor<8xf32>
+  %slopes = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e8 : tensor<8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %n = arith.index_cast %i : index to i64
+    %f = arith.sitofp %n : i64 to f32
+    %s = math.exp2 %f : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %e = tensor.empty() : tensor<8x64x64xf32>
+  %grid = linalg.generic {indexing_maps = [#h, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%slopes : tensor<8xf32>) outs(%e : tensor<8x64x64xf32>) {
+  ^bb0(%s: f32, %o: f32):
+    %j = linalg.index 2 : index
+    %n = arith.index_cast %j : index to i64
+    %f = arith.sitofp %n : i64 to f32
+    %b = arith.mulf %s, %f : f32
+    linalg.yield %b : f32
+  } -> tensor<8x64x64xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %grid : tensor<8x64x64xf32>, tensor<8x64x64xf32>) outs(%e : tensor<8x64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8x64x64xf32>
+  return %r : tensor<8x64x64xf32>
 }
