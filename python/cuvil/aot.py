@@ -196,6 +196,9 @@ def _header(sig) -> str:
         *[f" *   (output {i}: {d}, as (real, imaginary) pairs in its last dim)"
           for i, d in enumerate(sig.contract.output_dtypes)
           if d in ("complex64", "complex128")],
+        *[f" *   (output {len(sig.contract.mutations) + j}: the info of {api}: nonzero where eager raises"
+          f" LinAlgError; the other outputs are then not meaningful)"
+          for j, (api, _) in enumerate(sig.contract.linalg_checks)],
         *([f" *   (input {len(inputs) - 1}: the seed of the model's random numbers; the same seed,",
            " *   the same numbers: pass a new one for each run that should draw anew)"]
           if sig.contract.random_seed else []),

@@ -125,10 +125,12 @@ class CompiledModule:
         inputs = [arrays[key] for key in sig.contract.input_keys]
         outs = sig.run(*inputs, out_shapes=sig.contract.output_shapes(arrays))
         results = [execution.to_tensor(o, s.dtype) for o, s in zip(outs, sig.main.outputs)]
+        if sig.contract.linalg_checks:   # before any write-back: eager raises before its later in-place ops
+            sig.contract.raise_linalg_errors(results)
         mutations = sig.contract.mutations
         if mutations:
             weights.write_back(sig, tensors, mutations, results[:len(mutations)])
-        return pytree.tree_unflatten(sig.contract.user_outputs(results[len(mutations):]), sig.contract.out_spec)
+        return pytree.tree_unflatten(sig.contract.user_outputs(results), sig.contract.out_spec)
 
     def _structured_call(self, args, kwargs):
         """A call with keyword inputs or nested ones (a Hugging Face cache, a

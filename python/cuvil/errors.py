@@ -63,3 +63,19 @@ class WeightsChangedError(CuvilError, TypeError):
 class ExecutionIndexError(ExecutionError, IndexError):
     """An index the model gathered with (embedding, gather, index_select,
     x[idx]) was out of range: an IndexError, as eager's is."""
+
+
+def __getattr__(name):
+    """ExecutionLinAlgError: a raising linalg op (linalg.inv, linalg.solve,
+    linalg.cholesky ...) met a singular or not positive-definite matrix. A
+    torch.linalg.LinAlgError, with eager's message, as eager raises; made on
+    first use, since subclassing torch's class imports torch (`import cuvil`
+    does not)."""
+    if name != "ExecutionLinAlgError":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import torch
+
+    cls = type("ExecutionLinAlgError", (ExecutionError, torch.linalg.LinAlgError),
+               {"__doc__": __getattr__.__doc__, "__module__": __name__})
+    globals()[name] = cls
+    return cls

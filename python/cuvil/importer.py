@@ -692,12 +692,73 @@ def _refuse_what_cannot_lower(g) -> None:
             raise _unsupported_node(node, f"aten.{_aten_name(node)}", detail)
 
 
+def _linalg_checks_as_outputs(prog) -> List[dict]:
+    """Eager's LAPACK error checks become results of the compiled function.
+
+    A raising linalg op (`linalg.inv`, `linalg.cholesky`, `linalg.solve`,
+    `lu_factor`, and the `_ex` forms with check_errors=True; importer_linalg
+    writes them as eager does) ends in `aten._linalg_check_errors(info,
+    api_name, is_matrix=)`, which torch.export keeps as a side effect threaded
+    by a token. Each such check leaves the graph: its `info` tensor is
+    returned after the mutated values, and the caller runs eager's own check
+    on it after the call (CallContract.raise_linalg_errors), raising what
+    eager raises, with eager's message. The token goes once nothing else
+    uses it. Returns the checks' manifest entries, in result order."""
+    from torch.export.graph_signature import InputKind, OutputKind
+    g, sig = prog.graph, prog.graph_signature
+    check = torch.ops.aten._linalg_check_errors.default
+    checks, infos = [], []
+    for node in list(g.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target is torch.ops.higher_order.with_effects and node.args[1] is check:
+            token, _, info, api_name = node.args[:4]
+            for after in list(node.users):   # getitem(node, 0): the token after the check
+                after.replace_all_uses_with(token)
+                g.erase_node(after)
+        elif node.target is check:   # as a decomposition of a non-composite op (inv_ex) leaves it: no token
+            info, api_name = node.args[:2]
+        else:
+            continue
+        _refuse_lapack_call(info)
+        infos.append(info)
+        checks.append(dict(kind="linalg_check", name=info.name, target=api_name,
+                           is_matrix=bool(node.kwargs.get("is_matrix", True))))
+        g.erase_node(node)
+    if not checks:
+        return checks
+    _refuse_side_effects(g)   # another effect (a print) keeps the token: refused by name
+    output, results = _graph_output(g)
+    kinds = [spec.kind for spec in sig.output_specs]
+    kept = [r for r, kind in zip(results, kinds) if kind != OutputKind.TOKEN]
+    leading = sum(kind not in (OutputKind.TOKEN, OutputKind.USER_OUTPUT) for kind in kinds)
+    output.args = (tuple(kept[:leading] + infos + kept[leading:]),)
+    sig.output_specs[:] = [spec for spec in sig.output_specs if spec.kind != OutputKind.TOKEN]
+    for spec in [spec for spec in sig.input_specs if spec.kind == InputKind.TOKEN]:
+        g.erase_node(next(n for n in g.nodes if n.op == "placeholder" and n.name == spec.arg.name))
+        sig.input_specs.remove(spec)
+    return checks
+
+
+def _refuse_lapack_call(info) -> None:
+    """A checked info that a LAPACK op of the graph computes: one of
+    importer_linalg's ops left to torch-mlir, which lowers none of them (the
+    matrix is larger than its unrolled forms take). Named, with the model
+    line, before torch-mlir fails on it."""
+    producer = info
+    while isinstance(producer, torch.fx.Node) and producer.target is operator.getitem:
+        producer = producer.args[0]
+    if isinstance(producer, torch.fx.Node) and producer.target in importer_linalg.DECOMPOSITIONS:
+        raise _unsupported_node(producer, f"aten.{_aten_name(producer)}",
+                                f"a LAPACK call in eager, which torch-mlir does not lower; Cuvil's own "
+                                f"forms of the linalg ops take matrices up to "
+                                f"{importer_linalg.MAX_SIZE} x {importer_linalg.MAX_SIZE}")
+
+
 def _refuse_side_effects(g) -> None:
-    """An op torch.export runs for its side effect (an error check of a
-    LAPACK call, a print) threads a token through the program: compiled code
-    makes no such effects. Named by the op whose result it checks (the
-    linalg op Cuvil's unrolled forms did not take: larger than
-    importer_linalg.MAX_SIZE), with the model line."""
+    """An op torch.export runs for its side effect (a print) threads a token
+    through the program: compiled code makes no such effects. Named by the
+    op whose result it reads where there is one, with the model line."""
     for node in g.nodes:
         if node.op == "call_function" and node.target is torch.ops.higher_order.with_effects:
             effect = node.args[1]
@@ -707,8 +768,7 @@ def _refuse_side_effects(g) -> None:
             culprit = checked if checked is not None and checked.op == "call_function" else node
             raise _unsupported_node(culprit, f"aten.{_aten_name(culprit)}" if culprit is not node else str(effect),
                                     f"the model runs {effect} on its result, a side effect compiled code does "
-                                    f"not make (Cuvil's own forms of the linalg ops take matrices up to "
-                                    f"{importer_linalg.MAX_SIZE} x {importer_linalg.MAX_SIZE})")
+                                    f"not make")
 
 
 def _refuse_data_dependent_output_sizes(g) -> None:
@@ -773,6 +833,7 @@ def import_program_weights_as_args(
     t0 = time.perf_counter()
     sig = prog.graph_signature
     g = prog.graph
+    linalg_checks = _linalg_checks_as_outputs(prog)
     _refuse_side_effects(g)
     _inline_cond(prog)
     random_seed = importer_random.lower_random_ops(prog)
@@ -826,7 +887,9 @@ def import_program_weights_as_args(
     # Besides the user outputs, e.g. BUFFER_MUTATION (BatchNorm in train mode): extra func results.
     outputs = [dict(kind=spec.kind.name.lower(), name=getattr(spec.arg, "name", None), target=spec.target)
                for spec in sig.output_specs]
-    output_slots = _tensor_outputs_only(g, leading=sum(o["kind"] != "user_output" for o in outputs))
+    mutated = sum(o["kind"] != "user_output" for o in outputs)
+    outputs[mutated:mutated] = linalg_checks   # the infos follow the mutated values
+    output_slots = _tensor_outputs_only(g, leading=mutated + len(linalg_checks))
     _float_scalars_for_float_operands(g)
     _widen_unsigned_operands(g)
     complex_outputs = importer_complex.fold_real_pairs(g)

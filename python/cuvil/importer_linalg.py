@@ -15,9 +15,11 @@ The unrolled form costs O(n) ops in the graph: matrices up to
 MAX_SIZE rows are taken, larger ones are left to torch-mlir (refused by
 name). Batch dims are any; float32 and float64 (complex inputs are left).
 What eager reports through `info` (a singular or not positive-definite
-matrix) is computed the same way; unlike eager, the raising forms
-(`linalg.inv`, `linalg.cholesky`) do not raise: they return the
-elimination's inf / NaN.
+matrix) is computed the same way, and the raising forms (`linalg.inv`,
+`linalg.solve`, `linalg.cholesky`, `linalg.lu_factor`, the `_ex` forms with
+check_errors=True) end in eager's own check of it, `_linalg_check_errors`
+with eager's op names: the compiled function returns the info and the call
+raises what eager raises (importer._linalg_checks_as_outputs).
 """
 from typing import List, Optional, Tuple
 
@@ -145,16 +147,27 @@ def _lu_solve(lu, perm, b, adjoint: bool):
     return _rows(z, _inverse_perm(perm))
 
 
+def _check_errors(info, api_name: str, a) -> None:
+    """What eager runs after the LAPACK call of a raising op (the api names
+    are eager's own: they start its error messages)."""
+    aten._linalg_check_errors(info, api_name, is_matrix=a.dim() == 2)
+
+
 def linalg_lu_factor_ex(a, pivot=True, check_errors=False):
     if not pivot or not _covered(a):
         return NotImplemented
     lu, _, piv, info = _lu(a)
+    if check_errors:
+        _check_errors(info, "torch.linalg.lu_factor_ex", a)
     return lu, piv, info
 
 
 def linalg_lu_factor(a, pivot=True):
     out = linalg_lu_factor_ex(a, pivot)
-    return out if out is NotImplemented else out[:2]
+    if out is NotImplemented:
+        return out
+    _check_errors(out[2], "torch.linalg.lu_factor", a)
+    return out[:2]
 
 
 def lu_with_info(a, pivot=True, check_errors=True):
@@ -203,12 +216,17 @@ def linalg_solve_ex(a, b, *, left=True, check_errors=False):
     vector = _vector_rhs(a, b)
     rhs = b.unsqueeze(-1) if vector else b
     x = _lu_solve(lu, perm, rhs, False) if left else _lu_solve(lu, perm, rhs.mT, True).mT
+    if check_errors:
+        _check_errors(info, "torch.linalg.solve_ex", a)
     return (x.squeeze(-1) if vector else x), info
 
 
 def linalg_solve(a, b, *, left=True):
     out = linalg_solve_ex(a, b, left=left)
-    return out if out is NotImplemented else out[0]
+    if out is NotImplemented:
+        return out
+    _check_errors(out[1], "torch.linalg.solve", a)
+    return out[0]
 
 
 def linalg_inv_ex(a, *, check_errors=False):
@@ -216,12 +234,21 @@ def linalg_inv_ex(a, *, check_errors=False):
         return NotImplemented
     lu, perm, _, info = _lu(a)
     eye = torch.eye(a.shape[-1], dtype=a.dtype)
+    if check_errors:
+        _check_errors(info, "linalg.inv_ex", a)
     return _lu_solve(lu, perm, eye, False), info
 
 
-def linalg_inv(a):
+def _inv(a, api_name: str):
     out = linalg_inv_ex(a)
-    return out if out is NotImplemented else out[0]
+    if out is NotImplemented:
+        return out
+    _check_errors(out[1], api_name, a)
+    return out[0]
+
+
+def linalg_inv(a):
+    return _inv(a, "linalg.inv")
 
 
 def linalg_tensorinv(a, ind=2):
@@ -232,7 +259,7 @@ def linalg_tensorinv(a, ind=2):
         n *= d
     if not _covered(a) or n > MAX_SIZE:
         return NotImplemented
-    inverse = linalg_inv(a.reshape(n, -1))
+    inverse = _inv(a.reshape(n, -1), "inv")
     return NotImplemented if inverse is NotImplemented else inverse.reshape(*cols, *rows)
 
 
@@ -307,17 +334,28 @@ def linalg_cholesky_ex(a, *, upper=False, check_errors=False):
         return NotImplemented
     if upper:    # potrf on the upper triangle: the lower one of A^T, transposed back
         lower, info = _cholesky_lower(a.mT)
-        return lower.mT, info
-    return _cholesky_lower(a)
+        factor = lower.mT
+    else:
+        factor, info = _cholesky_lower(a)
+    if check_errors:
+        _check_errors(info, "linalg.cholesky_ex", a)
+    return factor, info
+
+
+def _cholesky(a, upper: bool, api_name: str):
+    out = linalg_cholesky_ex(a, upper=upper)
+    if out is NotImplemented:
+        return out
+    _check_errors(out[1], api_name, a)
+    return out[0]
 
 
 def linalg_cholesky(a, *, upper=False):
-    out = linalg_cholesky_ex(a, upper=upper)
-    return out if out is NotImplemented else out[0]
+    return _cholesky(a, upper, "linalg.cholesky")
 
 
 def cholesky(a, upper=False):
-    return linalg_cholesky(a, upper=upper)
+    return _cholesky(a, upper, "cholesky")
 
 
 def cholesky_solve(b, factor, upper=False):

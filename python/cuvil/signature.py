@@ -37,6 +37,10 @@ class CallContract:
     # (torch.export returns mutated values first): ("input", i) the caller's
     # i-th input, ("buffer", name) a buffer of the model. The user outputs follow.
     mutations: List[tuple] = field(default_factory=list)
+    # [api_name, is_matrix] per raising linalg op (linalg.inv, linalg.cholesky ...):
+    # its LAPACK-style info is a result after the mutated values, checked after
+    # the call as eager checks it (importer._linalg_checks_as_outputs).
+    linalg_checks: List[list] = field(default_factory=list)
     # Per user output leaf: ["tensor"] | ["constant", value] | ["scalar", "int"|"float"|"bool"]
     # (the library returns the tensors; numbers come back as eager returns them).
     output_slots: List[list] = field(default_factory=list)
@@ -55,7 +59,8 @@ class CallContract:
                     prepack_specs=specs(self.prepack_specs), weight_order=self.weight_order,
                     out_spec=pytree.treespec_dumps(self.out_spec), input_dims=self.input_dims,
                     output_dims=self.output_dims, kernels=self.kernels, prepack_key=self.prepack_key,
-                    mutations=[list(m) for m in self.mutations], output_slots=self.output_slots,
+                    mutations=[list(m) for m in self.mutations], linalg_checks=self.linalg_checks,
+                    output_slots=self.output_slots,
                     output_dtypes=self.output_dtypes, random_seed=self.random_seed)
 
     @classmethod
@@ -72,7 +77,8 @@ class CallContract:
                    output_dims=d["output_dims"], kernels=d.get("kernels", {}),
                    prepack_key=d.get("prepack_key", ""),
                    # required: entries older Cuvils wrote lack them
-                   mutations=[tuple(m) for m in d["mutations"]], output_slots=d["output_slots"],
+                   mutations=[tuple(m) for m in d["mutations"]], linalg_checks=d["linalg_checks"],
+                   output_slots=d["output_slots"],
                    output_dtypes=d["output_dtypes"], random_seed=d["random_seed"])
 
     @classmethod
@@ -88,7 +94,10 @@ class CallContract:
                    weight_order=weight_order, out_spec=out_spec,
                    input_dims=manifest.get("input_dims", []), output_dims=manifest.get("output_dims", []),
                    kernels=kernels, prepack_key="" if prepack is None else prepack_key_of(str(prepack)),
-                   mutations=_mutations(manifest), output_slots=manifest.get("output_slots", []),
+                   mutations=_mutations(manifest),
+                   linalg_checks=[[o["target"], o["is_matrix"]] for o in manifest["outputs"]
+                                  if o["kind"] == "linalg_check"],
+                   output_slots=manifest.get("output_slots", []),
                    output_dtypes=manifest.get("output_dtypes", []),
                    random_seed=bool(manifest.get("random_seed")))
 
@@ -115,11 +124,35 @@ class CallContract:
         import torch
         return np.array(torch.empty((), dtype=torch.int64).random_().item(), dtype=np.int64)
 
-    def user_outputs(self, results: list) -> list:
-        """The leaves of the user outputs from @main's results after the
-        mutations: tensors in their eager dtypes, numbers as Python numbers."""
+    @property
+    def leading(self) -> int:
+        """How many of @main's results come before the user outputs: the
+        mutated values, then the linalg infos."""
+        return len(self.mutations) + len(self.linalg_checks)
+
+    def raise_linalg_errors(self, results: list) -> None:
+        """Eager's own check (torch._linalg_check_errors) of each raising
+        linalg op's info among @main's results: a singular matrix given to
+        linalg.inv raises what eager raises, with eager's message."""
         import torch
-        dtypes = self.output_dtypes[len(self.mutations):]
+
+        from . import errors
+        infos = results[len(self.mutations):self.leading]
+        for (api_name, is_matrix), info in zip(self.linalg_checks, infos):
+            if bool(info.any()):
+                try:
+                    torch._linalg_check_errors(info, api_name, is_matrix=is_matrix)
+                except torch.linalg.LinAlgError as err:
+                    raise errors.ExecutionLinAlgError(f"{err} (the outputs of this call are discarded)") from None
+                except RuntimeError as err:   # lu_factor's is a plain RuntimeError in eager too
+                    raise errors.ExecutionError(f"{err} (the outputs of this call are discarded)") from None
+
+    def user_outputs(self, results: list) -> list:
+        """The leaves of the user outputs from @main's results (all of them:
+        the mutated values and linalg infos lead): tensors in their eager
+        dtypes, numbers as Python numbers."""
+        import torch
+        results, dtypes = results[self.leading:], self.output_dtypes[self.leading:]
         if "uint8" in dtypes:
             results = [r.view(torch.uint8) if d == "uint8" else r for r, d in zip(results, dtypes)]
         if any(d in PAIR_DTYPES for d in dtypes):   # (re, im) in a trailing dim: the same bytes

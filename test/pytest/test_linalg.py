@@ -3,7 +3,7 @@ LAPACK's pivoting, Householder QR, Cholesky and triangular solves unrolled
 over the matrix size) and matches eager: factors, pivots, signs and infos exactly as LAPACK
 gives them, values within rtol 1e-4 / atol 1e-5 in float32 (the
 elimination's rounding differs from LAPACK's blocked order; well-conditioned
-matrices here), 1e-10 in float64."""
+matrices here), 1e-10 in float64. The raising forms raise eager's errors."""
 import pytest
 import torch
 
@@ -74,6 +74,80 @@ def test_singular_matrix_gives_eagers_zero_det_and_info():
 
 def test_not_positive_definite_gives_eagers_info():
     _check(lambda a: torch.linalg.cholesky_ex(a)[1], torch.tensor([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def _singular(a, *which):
+    """`a` with the batch elements `which` (all for a single matrix) zeroed."""
+    a = a.clone()
+    a[which or ...] = 0
+    return a
+
+
+RAISING = {
+    "inv-batched": (lambda a: torch.linalg.inv(a), lambda: (_singular(_matrices(3), 1),)),
+    "inverse": (lambda a: torch.inverse(a), lambda: (_singular(_matrices()),)),
+    "inv_ex-check_errors": (lambda a: torch.linalg.inv_ex(a, check_errors=True), lambda: (_singular(_matrices()),)),
+    "tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), lambda: (_singular(_matrices(n=6)).reshape(6, 2, 3),)),
+    "solve": (lambda a, b: torch.linalg.solve(a, b), lambda: (_singular(_matrices(2), 0), torch.randn(2, 5))),
+    "solve_ex-check_errors": (lambda a, b: torch.linalg.solve_ex(a, b, check_errors=True),
+                              lambda: (_singular(_matrices()), torch.randn(5, 2))),
+    "cholesky": (lambda a: torch.linalg.cholesky(a), lambda: (torch.tensor([[1.0, 2.0], [2.0, 1.0]]),)),
+    "cholesky_ex-check_errors-upper": (lambda a: torch.linalg.cholesky_ex(a, upper=True, check_errors=True),
+                                       lambda: (-_spd(2),)),
+    "cholesky-deprecated": (lambda a: torch.cholesky(a), lambda: (-_spd(),)),
+    "lu_factor": (lambda a: torch.linalg.lu_factor(a), lambda: (_singular(_matrices()),)),
+}
+
+
+@pytest.mark.parametrize("name", RAISING)
+def test_raising_forms_raise_what_eager_raises(name):
+    """A singular (not positive-definite) input raises eager's error, with
+    eager's message; well-conditioned ones still compute (test_matches_eager)."""
+    fn, inputs = RAISING[name]
+    args = inputs()
+    with pytest.raises(RuntimeError) as eager:
+        fn(*args)
+    with pytest.raises(cuvil.ExecutionError) as compiled:
+        cuvil.compile(Lambda(fn))(*args)
+    assert isinstance(compiled.value, torch.linalg.LinAlgError) == isinstance(eager.value, torch.linalg.LinAlgError)
+    assert str(compiled.value).startswith(str(eager.value)), (str(compiled.value), str(eager.value))
+
+
+class InvertInPlaceShifted(torch.nn.Module):
+    def forward(self, a):
+        a.add_(1.0)
+        return torch.linalg.inv(a)
+
+
+def test_a_check_after_an_input_mutation_raises_before_the_write_back():
+    """The mutated input leads @main's results, the info follows it: a
+    failing check raises and leaves the caller's tensor as it was (the
+    outputs of that call are discarded); a good call then computes and
+    mutates as eager does."""
+    compiled = cuvil.compile(InvertInPlaceShifted())
+    bad = torch.full((3, 3), -1.0)
+    with pytest.raises(torch.linalg.LinAlgError, match=r"^linalg\.inv: The diagonal element 1 is zero"):
+        compiled(bad)
+    assert bool((bad == -1.0).all())
+    good, expected = _matrices(n=3), _matrices(n=3)
+    torch.testing.assert_close(compiled(good), InvertInPlaceShifted()(expected), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(good, expected)
+
+
+def test_dynamo_backend_raises_eagers_error():
+    fast = torch.compile(Lambda(lambda a: torch.linalg.inv(a) * 2), backend="cuvil")
+    torch.testing.assert_close(fast(_matrices()), torch.linalg.inv(_matrices()) * 2, rtol=1e-4, atol=1e-5)
+    with pytest.raises(torch.linalg.LinAlgError, match=r"^linalg\.inv: The diagonal element 1 is zero"):
+        fast(_singular(_matrices()))
+
+
+def test_exported_header_names_the_info_output(tmp_path):
+    import re
+    out = cuvil.export(Lambda(lambda a: torch.linalg.cholesky(a)), (_spd(),), tmp_path / "artifact")
+    described = re.findall(r"^ \*   (\(?(?:input|output) \d+: .*)$", (out / "model.h").read_text(), re.M)
+    assert described == ["input 0: float[5][5]", "output 0: int32_t (scalar)", "output 1: float[5][5]",
+                         "(output 0: the info of linalg.cholesky: nonzero where eager raises LinAlgError; "
+                         "the other outputs are then not meaningful)"]
 
 
 def test_float64():
