@@ -690,6 +690,22 @@ def CuvilResultsInPlace : Pass<"cuvil-results-in-place", "::mlir::func::FuncOp">
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def CuvilStridedCopiesAsRows : Pass<"cuvil-strided-copies-as-rows", "::mlir::func::FuncOp"> {
+  let summary = "Copy strided views as loops of contiguous block copies";
+  let description = [{
+    A `memref.copy` whose source or target is not contiguous lowers to the
+    runtime's generic `memrefCopy`, which computes an index and makes a call
+    per element. Where both are contiguous along their trailing dims from
+    some dim on (a slice of a padded matmul product: rows of 2020 in rows of
+    2048), the copy becomes `scf.for` loops over the leading dims around a
+    copy of one contiguous block, which `finalize-memref-to-llvm` lowers to
+    `memcpy`. Static shapes and strides only; other copies are left as they
+    are.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def CuvilEarlyDealloc : Pass<"cuvil-early-dealloc", "::mlir::func::FuncOp"> {
   let summary = "Free each buffer right after its last use";
   let description = [{

@@ -374,8 +374,10 @@ BUFFERIZE = (
     "buffer-deallocation-pipeline",
     "convert-bufferization-to-memref",
     # Free at the last use, not at the end of main: the next buffer of that
-    # size is then memory still in cache (see the pass).
-    "func.func(cuvil-early-dealloc)",
+    # size is then memory still in cache (see the pass). Copies of strided
+    # views (into a kernel's identity-layout argument) as memcpy'd blocks,
+    # not the runtime's per-element memrefCopy.
+    "func.func(cuvil-early-dealloc,cuvil-strided-copies-as-rows)",
     "canonicalize", "cse",
 )
 

@@ -2,7 +2,8 @@
 real products on (re, im) pairs) and match eager; complex results come back
 complex (cuvil.importer_complex). Tolerances: rtol 1e-5 / atol 1e-5 against
 eager's pocketfft in float32 (the tables are rounded once from float64; the
-products accumulate at most ~20 terms here), 1e-10 in float64."""
+products accumulate at most ~64 terms here), 1e-10 in float64, unless a test
+says otherwise."""
 import pytest
 import torch
 
@@ -67,6 +68,30 @@ def test_spectrogram_of_a_centered_hann_stft():
         return spec, spec.abs().pow(2)
     torch.manual_seed(2)
     _check(spectrogram, torch.randn(2, 400), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [65, 97, 128, 400, 1000, 4096, 16000])
+def test_the_factored_dft_is_the_dft(n):
+    """Lengths over importer_fft.DENSE_MAX are split (Cooley-Tukey), again
+    and again (16000 = 125 x 128, 125 = 5 x 25 ...); a prime length stays
+    one dense product. Checked in float64 against pocketfft, no compile: the
+    onesided and the full, both directions, transformed along a middle dim."""
+    from cuvil.importer_fft import _c2c
+    torch.manual_seed(n)
+    x = torch.randn(2, n, 3, dtype=torch.complex128)
+    re, im = _c2c((x.real, None), 1, -1, cols=n // 2 + 1)
+    torch.testing.assert_close(torch.complex(re, im), torch.fft.rfft(x.real, dim=1), rtol=0, atol=1e-9 * n ** 0.5)
+    re, im = _c2c((x.real, x.imag), 1, 1)
+    torch.testing.assert_close(torch.complex(re, im), torch.fft.ifft(x, dim=1, norm="forward"),
+                               rtol=0, atol=1e-9 * n ** 0.5)
+
+
+def test_a_one_second_rfft_compiles_with_small_tables():
+    """16000 points: dense tables would be 2 x 16000 x 8001 floats (1 GB);
+    the factored transform's are a few thousand. float32 against pocketfft,
+    atol 2e-3 (|X| reaches ~500 here; the products accumulate ~250 terms)."""
+    torch.manual_seed(3)
+    _check(lambda x: torch.fft.rfft(x), torch.randn(2, 16000), rtol=1e-5, atol=2e-3)
 
 
 def test_stft_short_window_normalized_two_sided():
