@@ -124,7 +124,7 @@ class CallContract:
         import torch
         return np.array(torch.empty((), dtype=torch.int64).random_().item(), dtype=np.int64)
 
-    @property
+    @functools.cached_property
     def leading(self) -> int:
         """How many of @main's results come before the user outputs: the
         mutated values, then the linalg infos."""

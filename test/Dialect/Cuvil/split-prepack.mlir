@@ -215,3 +215,35 @@ func.func @bias(%x: tensor<8x64x64xf32>) -> tensor<8x64x64xf32> {
   } -> tensor<8x64x64xf32>
   return %r : tensor<8x64x64xf32>
 }
+
+// -----
+
+// Only tensors are main_prepack's results: the reduction of a constant
+// (quantile's check that all of q lies in [0, 1]) moves, the scalar read out
+// of it stays in @scalar_check, reading the stored tensor.
+// CHECK-LABEL: func.func @scalar_check
+// CHECK-SAME:    (%[[X:.*]]: tensor<4xf32>, %[[ALL:.*]]: tensor<i1> {cuvil.packed = 0 : i64})
+// CHECK:         %[[OK:.*]] = tensor.extract %[[ALL]][] : tensor<i1>
+// CHECK:         cf.assert %[[OK]]
+// CHECK-LABEL: func.func @scalar_check_prepack
+// CHECK-SAME:    () -> tensor<i1>
+func.func @scalar_check(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %q = arith.constant dense<[0.25, 0.5]> : tensor<2xf32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %true = arith.constant true
+  %e = tensor.empty() : tensor<i1>
+  %init = linalg.fill ins(%true : i1) outs(%e : tensor<i1>) -> tensor<i1>
+  %all = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%q : tensor<2xf32>) outs(%init : tensor<i1>) {
+  ^bb0(%v: f32, %acc: i1):
+    %ge = arith.cmpf oge, %v, %zero : f32
+    %le = arith.cmpf ole, %v, %one : f32
+    %in = arith.andi %ge, %le : i1
+    %r = arith.andi %acc, %in : i1
+    linalg.yield %r : i1
+  } -> tensor<i1>
+  %ok = tensor.extract %all[] : tensor<i1>
+  cf.assert %ok, "q must be in [0, 1]"
+  return %x : tensor<4xf32>
+}
