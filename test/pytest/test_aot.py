@@ -345,3 +345,22 @@ def test_exported_random_ops_take_the_seed_as_last_input(tmp_path):
     want = [x * keep * 2.0 + importer_random.uniform01(seed, 1, x.shape, torch.float32)]
     _build_driver(out, tmp_path / "run_model_io")
     _assert_matches(_run_from_c(tmp_path / "run_model_io", out, (x, seed), want, tmp_path), want)
+
+
+class Spectrum(nn.Module):
+    def forward(self, x):
+        return torch.fft.rfft(x).abs()
+
+
+def test_exported_model_without_weights_runs_its_prepack_from_c(tmp_path):
+    """No weights, but constant tables (the rfft's cosines and sines) are
+    computed once, by main_prepack, which cuvil_model_load runs with no
+    weight to read: the C run matches eager."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 96)
+    out = cuvil.export(Spectrum(), (x,), tmp_path / "artifact")
+    assert "_mlir_ciface_main_prepack" in subprocess.run(["nm", str(out / "libmodel.so")], capture_output=True,
+                                                         text=True, check=True).stdout
+    _build_driver(out, tmp_path / "run_model_io")
+    want = [Spectrum()(x)]
+    _assert_matches(_run_from_c(tmp_path / "run_model_io", out, (x,), want, tmp_path), want)
