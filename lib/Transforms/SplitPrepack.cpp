@@ -128,12 +128,6 @@ LogicalResult splitPrepack(func::FuncOp fn) {
     });
     if (!readsOnlyKnown)
       continue;
-    // Only tensors cross into main_prepack's results (its callers hold
-    // buffers): a scalar read out of a hoisted tensor (quantile's check that
-    // all of q lies in [0, 1]) is computed in fn, from the stored tensor.
-    bool tensorsOnly = llvm::all_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>);
-    if ((readsWeight || readsPrecomputed) && !tensorsOnly)
-      continue;
     llvm::DenseSet<Value> *kind = &free;
     if (readsWeight)
       kind = &weightOnly;
@@ -141,6 +135,11 @@ LogicalResult splitPrepack(func::FuncOp fn) {
       kind = &precomputed;
     else if (readsPrecomputed)
       continue; // a broadcast of a table: stays in fn
+    // Only tensors cross into main_prepack's results (its callers hold
+    // buffers): a scalar read out of a hoisted tensor (quantile's check that
+    // all of q lies in [0, 1]) is computed in fn, from the stored tensor.
+    if (kind != &free && !llvm::all_of(op.getResultTypes(), llvm::IsaPred<RankedTensorType>))
+      continue;
     for (Value r : op.getResults())
       kind->insert(r);
     if (kind != &free) {
