@@ -351,6 +351,10 @@ def _raise_from_diagnostics(records, stage, err, graph):
         node = nodes.get(mname.group(1)) if mname else None
         if node is not None:
             tgt = getattr(node.target, "name", lambda: str(node.target))
+            if op.startswith("constant.") and isinstance(node.target, torch._ops.OpOverload):
+                # A constant operand (torch.constant.int) of an op that did not
+                # lower is what fails to legalize first: name that op.
+                op = "aten." + node.target.name().split("::", 1)[-1]
             op = f"{op} (fx node '{node.name}', target {tgt() if callable(tgt) else tgt})"
             frames = _user_frames(node.meta.get("stack_trace", ""))
             stack = "\n".join(frames[-4:])

@@ -721,6 +721,18 @@ def index_reduce(x, dim, index, source, reduce, *, include_self=True):
     return x.scatter_reduce(dim, spread, source, reduce, include_self=include_self)
 
 
+def scatter_with_reduce(x, dim, index, src, *, reduce):
+    """aten.scatter's legacy `reduce=` forms ("add", "multiply"; src a tensor
+    or a number) as scatter_reduce including x's own values, which is what
+    they compute (torch-mlir lowers scatter_reduce, not these)."""
+    modes = {"add": "sum", "multiply": "prod"}
+    if reduce not in modes:
+        return NotImplemented
+    if not isinstance(src, torch.Tensor):
+        src = torch.full(index.shape, src, dtype=x.dtype)
+    return x.scatter_reduce(dim, index, src.to(x.dtype), modes[reduce], include_self=True)
+
+
 def signbit(x):
     """aten.signbit: negative, -0 included (told by 1/x); integers by < 0."""
     if x.is_complex():
@@ -1101,6 +1113,8 @@ DECOMPOSITIONS = {
     aten.as_strided_scatter.default: as_strided_scatter,
     aten.signbit.default: signbit,
     aten.index_reduce.default: index_reduce,
+    aten.scatter.reduce: scatter_with_reduce,
+    aten.scatter.value_reduce: scatter_with_reduce,
     aten.argmax.default: _arg_extreme_of_scalar,
     aten.argmin.default: _arg_extreme_of_scalar,
     aten.amax.default: _extreme_of_scalar,

@@ -386,3 +386,28 @@ def test_empty_permuted_has_the_shape_and_dtype_eager_has():
     x = torch.ones(5)
     got = cuvil.compile(model)(x)[0]
     assert got.shape == (2, 3, 4) and got.dtype == torch.int64 and bool((got == 5).all())
+
+
+def test_scatter_with_the_legacy_reduce_argument():
+    """scatter(..., reduce="add" / "multiply"), with a tensor or a number as
+    the source: scatter_reduce including the target's own values."""
+    torch.manual_seed(0)
+    x = torch.randn(3, 5)
+    index = torch.tensor([[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]])
+    src = torch.randn(2, 5)
+    assert_matches_eager(Ops(lambda x, i, s: x.scatter(0, i, s, reduce="add"),
+                             lambda x, i, s: x.scatter(1, i, s, reduce="multiply"),
+                             lambda x, i, s: x.scatter(0, i, 2.5, reduce="multiply")), x, index, src)
+
+
+class ViewAsOtherDtype(nn.Module):
+    def forward(self, x):
+        return x.view(torch.int32) + 1
+
+
+def test_an_op_failing_at_its_constant_operand_is_named_itself():
+    """torch-mlir's conversion fails first on the torch.constant.int operand
+    of an op it does not lower (view.dtype): the error names the op, not
+    `constant.int`, with the model line."""
+    with pytest.raises(cuvil.UnsupportedOpError, match=r"^unsupported op aten\.view\.dtype .*at test_aten_decompositions\.py:\d+"):
+        cuvil.compile(ViewAsOtherDtype())(torch.randn(8))
