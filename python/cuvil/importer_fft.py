@@ -19,9 +19,10 @@ dense 32.5), a 16000-point rfft products with tables of at most 128 x 128
 (dense tables would be 1 GB). A prime length stays one dense product. The
 tables read no input: cuvil-split-prepack computes them once, in
 main_prepack. A 1 s 16 kHz power spectrogram (n_fft 400, hop 160, 1 thread)
-took 3.3 ms with the tables computed per call; now 0.33-0.34 ms, its kernels
-~0.2 and the rest the copies and allocations between them, against eager's
-0.17-0.19 (the dense products, hoisted, were as fast: 0.32-0.39).
+took 3.3 ms with the tables computed per call; now 0.33-0.39 ms, its kernels
+~0.2 and the rest the copies and allocations between them and the Python
+call, 1.9-2.0x eager's 0.17-0.205 (the dense products, hoisted, were as
+fast at 400 points: 0.32-0.39).
 """
 import math
 from typing import Optional, Sequence, Tuple
