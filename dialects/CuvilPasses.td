@@ -211,12 +211,18 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
     stride 0); the init is then erased, so C is not written by it and read
     back. Any other marked init stays and the tiles read C. A marked op that
     is not such a contraction gets a remark and stays a loop nest.
+    Where A's rows are a multiple of 1 KB apart (a tile's 16 rows would
+    share a few L1 sets) and A comes whole from outside the tile's
+    scf.forall, A is copied once before the forall as whole tiles (1 KB
+    each, contiguous), and the tiles read the copy (tile-a).
   }];
   let options = [
     Option<"prefetchGroups", "prefetch-groups", "int64_t", /*default=*/"64",
            "K groups ahead of the current product to prefetch B's rows (0: none)">,
     Option<"interleaveLoads", "interleave-loads", "bool", /*default=*/"true",
-           "load each A / B tile just before its first product (else all four first)">
+           "load each A / B tile just before its first product (else all four first)">,
+    Option<"tileA", "tile-a", "bool", /*default=*/"true",
+           "copy an A whose rows share L1 sets as whole 1 KB tiles, once per forall">
   ];
   let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",

@@ -13,7 +13,10 @@
 // accumulator 16 rows of 16 columns with C's row stride. B and C are read in
 // place; so is A when its rows are whole tiles along K (readsAInPlace()),
 // but for its last rows % 16 (copyLastRows()), else they are copied once per
-// op to a zero-padded buffer (see copyA()).
+// op to a zero-padded buffer (see copyA()). Where A's rows are a multiple of
+// 1 KB apart (K = 512 .. 4096 bf16: a tile's rows would share a few L1 sets),
+// A is copied once per kernel call, before the forall, as whole 1 KB tiles
+// (tiledA()).
 //
 // Per panel, K in chunks of kStepsPerChunk tile products (unrolled); per
 // chunk, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8
@@ -57,7 +60,10 @@
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include <algorithm>
+#include <numeric>
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -236,6 +242,176 @@ FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
   return mm;
 }
 
+/// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
+/// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
+/// contiguous rows, `width` a multiple of 64 bytes; no zero rows when
+/// `dstRows` is null). As 64-byte vectors: this runs after vectorization,
+/// where a linalg.copy or fill becomes a scalar loop nest (the int8 ResNet-18
+/// stem's 196 tiles spent most of their time in those).
+void copyRowsAsVectors(OpBuilder &b, Location loc, Value src, Value srcRows, Value dst, Value dstRows,
+                       int64_t width) {
+  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  Type elem = cast<MemRefType>(dst.getType()).getElementType();
+  int64_t lanes = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
+  assert(width % lanes == 0 && "rows are whole 64-byte vectors");
+  auto vectorType = VectorType::get({lanes}, elem);
+  Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+  Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
+  auto forEachVector = [&](Value from, Value to, const std::function<void(Value, Value)> &body) {
+    OpBuilder::InsertionGuard guard(b);
+    auto rowLoop = scf::ForOp::create(b, loc, from, to, index(1));
+    b.setInsertionPointToStart(rowLoop.getBody());
+    auto colLoop = scf::ForOp::create(b, loc, index(0), index(width), index(lanes));
+    b.setInsertionPointToStart(colLoop.getBody());
+    body(rowLoop.getInductionVar(), colLoop.getInductionVar());
+  };
+  forEachVector(index(0), srcRows, [&](Value r, Value col) {
+    Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
+                                             ArrayRef<bool>{false});
+    vector::TransferWriteOp::create(b, loc, v, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+  });
+  if (dstRows)
+    forEachVector(srcRows, dstRows, [&](Value r, Value col) {
+      vector::TransferWriteOp::create(b, loc, zeros, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+    });
+}
+
+/// Whether a tile's 16 rows `rowBytes` apart fall into few L1 sets: with a
+/// row stride of a multiple of 1 KB they share at most 4 of the 64 sets (4
+/// KB apart: one), so the two A tiles of a row block (32 lines) evict each
+/// other and the B and C lines of those sets between their two uses.
+bool rowsShareL1Sets(int64_t rowBytes) {
+  constexpr int64_t kL1Sets = 64;
+  return rowBytes % kTileRowBytes == 0 && std::gcd(rowBytes / kTileRowBytes, kL1Sets) >= 16;
+}
+
+/// Whether `ofr` is a multiple of 16: a constant, or an affine.apply whose
+/// expression is (the forall's row offsets, iv * tile rows).
+bool isMultipleOfTileRows(OpFoldResult ofr) {
+  if (std::optional<int64_t> c = getConstantIntValue(ofr))
+    return *c % kTileRows == 0;
+  auto apply = dyn_cast<Value>(ofr).getDefiningOp<affine::AffineApplyOp>();
+  return apply && apply.getAffineMap().getNumResults() == 1 &&
+         apply.getAffineMap().getResult(0).isMultipleOf(kTileRows);
+}
+
+/// Whether, inside `forall`, `root` (or a subview of it) is only A of marked
+/// tiles: nothing there writes it, so a copy made before the forall reads
+/// what the tiles would.
+bool onlyReadByAmxTiles(Value root, scf::ForallOp forall) {
+  auto readsAsA = [](Operation *user, Value v) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    return generic && generic->hasAttr(kAmxMarker) && generic.getDpsInputOperand(0)->get() == v &&
+           !llvm::is_contained(generic.getDpsInits(), v);
+  };
+  for (Operation *user : root.getUsers()) {
+    if (!forall->isAncestor(user))
+      continue;
+    if (auto sub = dyn_cast<memref::SubViewOp>(user)) {
+      if (!llvm::all_of(sub->getUsers(), [&](Operation *u) { return readsAsA(u, sub.getResult()); }))
+        return false;
+      continue;
+    }
+    if (!readsAsA(user, root))
+      return false;
+  }
+  return true;
+}
+
+/// A as whole tiles: [rows / 16][k groups / 16][16][16 v], each tile's 16
+/// rows of 64 bytes contiguous (1 KB), rows zero-padded to a multiple of 16.
+/// `rowOffset` is the tile's first row in it (a multiple of 16).
+struct TiledA {
+  Value mem, rowOffset;
+};
+
+/// A copied once per kernel call, before the tile's scf.forall, as whole
+/// tiles (TiledA), where its rows share L1 sets (rowsShareL1Sets). In place,
+/// the two A tiles of a row block are 32 lines in at most 4 sets, and each
+/// tile load is 16 requests to lines 1 KB or more apart; as whole tiles, a
+/// load reads 16 consecutive lines. Measured, Xeon model 207, 1 thread, in
+/// one process against reading A in place (tile-a=0), rounds interleaved:
+/// MLP 64x1024-4096-4096-1024 bf16 0.90..0.93 (min..median; its 4096 x 4096
+/// layer 2.96 against 3.21 ms), 0.72..0.97 at 2 threads; BERT-base bf16 and
+/// int8 (6 KB / 3 KB rows in its FFN's second layer) no different. Made
+/// before the forall, not per tile: the tiles of one panel each would copy
+/// all of A once per panel. Not for a conv over
+/// shifted rows, a batched tile, a K tail (copyA()'s per-tile copy then), or
+/// an A that is not a whole static buffer from outside the forall (or a
+/// subview of one along 16-row multiples), or that the forall writes.
+/// `copies` keeps one copy per (forall, A).
+std::optional<TiledA> tiledA(linalg::GenericOp op, const AmxContraction &mm,
+                             DenseMap<std::pair<Operation *, Value>, Value> &copies) {
+  auto forall = op->getParentOfType<scf::ForallOp>();
+  if (!forall || mm.rowShift || mm.kGroups % kTileRows != 0)
+    return std::nullopt;
+  Value a = op.getDpsInputOperand(0)->get();
+  auto sub = a.getDefiningOp<memref::SubViewOp>();
+  Value root = forall.isDefinedOutsideOfLoop(a) ? a : sub ? sub.getSource() : Value();
+  if (!root || !forall.isDefinedOutsideOfLoop(root) || a.getType() != mm.a.getType())
+    return std::nullopt;
+  if (root == a)
+    sub = nullptr;
+  auto rootType = dyn_cast<MemRefType>(root.getType());
+  if (!rootType || rootType.getRank() != 3 || !rootType.hasStaticShape() || !rootType.getLayout().isIdentity() ||
+      rootType.getDimSize(1) != mm.kGroups || rootType.getDimSize(2) != mm.vnni)
+    return std::nullopt;
+  if (sub && (!isMultipleOfTileRows(sub.getMixedOffsets()[0]) || !llvm::all_of(sub.getStaticStrides(), [](int64_t s) {
+                return s == 1;
+              })))
+    return std::nullopt;
+  int64_t elemBytes = mm.inType.getIntOrFloatBitWidth() / 8, width = mm.kGroups * mm.vnni;
+  if (!rowsShareL1Sets(width * elemBytes))
+    return std::nullopt;
+  Location loc = op.getLoc();
+  Value &copy = copies[{forall.getOperation(), root}];
+  if (!copy) {
+    if (!onlyReadByAmxTiles(root, forall))
+      return std::nullopt;
+    OpBuilder b(forall);
+    auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+    int64_t rows = rootType.getDimSize(0), rowTiles = (rows + kTileRows - 1) / kTileRows;
+    int64_t kTiles = mm.kGroups / kTileRows, tileWidth = kTileRows * mm.vnni;
+    copy = memref::AllocOp::create(b, loc, MemRefType::get({rowTiles, kTiles, kTileRows, tileWidth}, mm.inType),
+                                   ValueRange{}, b.getI64IntegerAttr(kTileRowBytes));
+    // Row r's 64-byte pieces to row r % 16 of its tiles; zero rows after A's.
+    auto vectorType = VectorType::get({tileWidth}, mm.inType);
+    Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(mm.inType)));
+    Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
+    auto rowsView = MemRefType::get({rows, width}, mm.inType);
+    Value src = memref::CollapseShapeOp::create(b, loc, rowsView, root,
+                                                ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    auto forEachPiece = [&](int64_t from, int64_t to, const std::function<void(Value, Value)> &body) {
+      OpBuilder::InsertionGuard guard(b);
+      auto rowLoop = scf::ForOp::create(b, loc, index(from), index(to), index(1));
+      b.setInsertionPointToStart(rowLoop.getBody());
+      auto kLoop = scf::ForOp::create(b, loc, index(0), index(kTiles), index(1));
+      b.setInsertionPointToStart(kLoop.getBody());
+      body(rowLoop.getInductionVar(), kLoop.getInductionVar());
+    };
+    auto at = [&](Value r, Value k) -> SmallVector<Value> {
+      return {arith::DivUIOp::create(b, loc, r, index(kTileRows)), k,
+              arith::RemUIOp::create(b, loc, r, index(kTileRows)), index(0)};
+    };
+    forEachPiece(0, rows, [&](Value r, Value k) {
+      Value col = arith::MulIOp::create(b, loc, k, index(tileWidth));
+      Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
+                                               ArrayRef<bool>{true});
+      vector::TransferWriteOp::create(b, loc, v, copy, at(r, k), ArrayRef<bool>{true});
+    });
+    if (rows % kTileRows != 0)
+      forEachPiece(rows, rowTiles * kTileRows, [&](Value r, Value k) {
+        vector::TransferWriteOp::create(b, loc, zeros, copy, at(r, k), ArrayRef<bool>{true});
+      });
+    b.setInsertionPointAfter(forall);
+    memref::DeallocOp::create(b, loc, copy);
+  }
+  OpBuilder b(op);
+  Value rowOffset = sub ? getValueOrCreateConstantIndexOp(b, loc, sub.getMixedOffsets()[0])
+                        : arith::ConstantIndexOp::create(b, loc, 0).getResult();
+  return TiledA{copy, rowOffset};
+}
+
 /// Where the accumulators start: the schedule's fused init (`cuvil.amx_init`)
 /// when it is a zero fill (tilezero) or the broadcast of one row of C's
 /// columns down its rows, `row[panel][0 : 64]` (int8's zero-point correction
@@ -309,9 +485,10 @@ using CIndices = std::function<SmallVector<Value>(Value, Value)>;
 /// Emits the tile code of one contraction in place of `op`.
 class AmxEmitter {
 public:
-  AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm, const AccInit &init, int64_t prefetchGroups,
-             bool interleaveLoads)
-      : b(b), loc(loc), mm(mm), init(init), prefetchGroups(prefetchGroups), interleaveLoads(interleaveLoads) {}
+  AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm, const AccInit &init,
+             std::optional<TiledA> tiled, int64_t prefetchGroups, bool interleaveLoads)
+      : b(b), loc(loc), mm(mm), init(init), tiled(tiled), prefetchGroups(prefetchGroups),
+        interleaveLoads(interleaveLoads) {}
 
   void emit() {
     Value c0 = index(0);
@@ -320,11 +497,13 @@ public:
     cStride = stride(mm.c, 0);
     bStride = stride(mm.b, 1);
     Value rows32 = roundDown(rows, 32), rows16 = roundDown(rows, kTileRows);
-    ASource a = readsAInPlace() ? ASource{mm.a, stride(mm.a, 0)} : copyA(rows, rows16);
-    Value aCopy = a.mem == mm.a ? Value() : a.mem;
+    ASource a = tiled            ? ASource{tiled->mem, index(kTileRows * mm.vnni)}
+                : readsAInPlace() ? ASource{mm.a, stride(mm.a, 0)}
+                                  : copyA(rows, rows16);
+    Value aCopy = a.mem == mm.a || tiled ? Value() : a.mem;
     int64_t staticRows = cast<MemRefType>(mm.c.getType()).getDimSize(0);
     bool raggedRows = ShapedType::isDynamic(staticRows) || staticRows % kTileRows != 0;
-    if (!aCopy && raggedRows)
+    if (!aCopy && !tiled && raggedRows)
       a.rest = copyLastRows(rows, rows16);
     if (tailGroups() > 0)
       bTail = memref::AllocOp::create(b, loc, MemRefType::get({1, kTileRows, kPanel, mm.vnni}, mm.inType));
@@ -365,6 +544,7 @@ private:
   Location loc;
   const AmxContraction &mm;
   const AccInit &init;
+  std::optional<TiledA> tiled; // A read from tiledA()'s copy
   int64_t prefetchGroups;
   bool interleaveLoads;
   Value bStride, cStride;
@@ -495,36 +675,8 @@ private:
                           : view;
   }
 
-  /// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
-  /// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
-  /// contiguous rows, `width` a multiple of 64 bytes). As 64-byte vectors:
-  /// this runs after vectorization, where a linalg.copy or fill becomes a
-  /// scalar loop nest (the int8 ResNet-18 stem's 196 tiles spent most of
-  /// their time in those).
   void copyRows(Value src, Value srcRows, Value dst, Value dstRows, int64_t width) {
-    Type elem = cast<MemRefType>(dst.getType()).getElementType();
-    int64_t lanes = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
-    assert(width % lanes == 0 && "rows are whole 64-byte vectors");
-    auto vectorType = VectorType::get({lanes}, elem);
-    Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
-    Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
-    auto forEachVector = [&](Value from, Value to, const std::function<void(Value, Value)> &body) {
-      OpBuilder::InsertionGuard guard(b);
-      auto rowLoop = scf::ForOp::create(b, loc, from, to, index(1));
-      b.setInsertionPointToStart(rowLoop.getBody());
-      auto colLoop = scf::ForOp::create(b, loc, index(0), index(width), index(lanes));
-      b.setInsertionPointToStart(colLoop.getBody());
-      body(rowLoop.getInductionVar(), colLoop.getInductionVar());
-    };
-    forEachVector(index(0), srcRows, [&](Value r, Value col) {
-      Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
-                                               ArrayRef<bool>{false});
-      vector::TransferWriteOp::create(b, loc, v, dst, ValueRange{r, col}, ArrayRef<bool>{true});
-    });
-    if (dstRows)
-      forEachVector(srcRows, dstRows, [&](Value r, Value col) {
-        vector::TransferWriteOp::create(b, loc, zeros, dst, ValueRange{r, col}, ArrayRef<bool>{true});
-      });
+    copyRowsAsVectors(b, loc, src, srcRows, dst, dstRows, width);
   }
 
   /// A's row and group for C's row `row` and K group `k`: the same, but for
@@ -562,7 +714,11 @@ private:
                        Value bK, Value bStrideNow) {
       auto loadA = [&](int i) {
         auto [row, group] = aIndices(aRowOf(i), aK);
-        return amx::TileLoadOp::create(b, loc, inTile, aMem, ValueRange{row, group, index(0)}, aStride).getResult();
+        SmallVector<Value> at = {row, group, index(0)};
+        if (tiled && aMem == tiled->mem)   // [rows / 16][groups / 16][16][16 v]
+          at = {arith::DivUIOp::create(b, loc, arith::AddIOp::create(b, loc, tiled->rowOffset, row), index(kTileRows)),
+                arith::DivUIOp::create(b, loc, group, index(kTileRows)), index(0), index(0)};
+        return amx::TileLoadOp::create(b, loc, inTile, aMem, at, aStride).getResult();
       };
       auto loadB = [&](int j) {
         Value col = arith::AddIOp::create(b, loc, h, colOf(j));
@@ -726,6 +882,7 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
       if (op->hasAttr(kAmxMarker))
         marked.push_back(op);
     });
+    DenseMap<std::pair<Operation *, Value>, Value> tiledCopies;
     for (linalg::GenericOp op : marked) {
       OpBuilder b(op);
       FailureOr<AmxContraction> mm = match(b, op);
@@ -737,8 +894,9 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
         op->removeAttr(kAmxMarker);
         continue;
       }
+      std::optional<TiledA> tiled = tileA ? tiledA(op, *mm, tiledCopies) : std::nullopt;
       AccInit init = findInit(op, *mm);
-      AmxEmitter(b, op.getLoc(), *mm, init, prefetchGroups, interleaveLoads).emit();
+      AmxEmitter(b, op.getLoc(), *mm, init, tiled, prefetchGroups, interleaveLoads).emit();
       op.erase();
       if (init.op)
         init.op->erase();

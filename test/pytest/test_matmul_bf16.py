@@ -155,9 +155,12 @@ def test_dot_leaves_fallback_matmuls():
 # 130); K a whole number of 8-product chunks (4096), chunks and a rest
 # (768 = 24 products: 3 chunks; 1040 = 32 products and a 8-group tail),
 # only a zero-padded K tail (33, 1); several panels (200, 257: padded).
+# Rows a multiple of 1 KB apart (4096, 1024, 2048) are read from a copy of
+# A in whole tiles, made before the forall: 37 rows zero-padded to 48 there,
+# 130 rows in forall tiles of 128 and 2 rows (tile row offsets 0 and 128).
 @needs_amx
 @pytest.mark.parametrize("m,k,n", [(128, 768, 3072), (37, 33, 200), (17, 1, 128), (130, 1040, 257),
-                                   (64, 4096, 256), (48, 768, 128)])
+                                   (64, 4096, 256), (48, 768, 128), (37, 1024, 200), (130, 2048, 128)])
 def test_amx(m, k, n):
     scheduled, llvm_ir = check_linear(m, k, n, AMX)
     assert "cuvil.amx" in scheduled and "llvm.x86.tdpbf16ps.internal" in llvm_ir

@@ -407,3 +407,113 @@ func.func @s8s8_shifted_rows(%A: memref<90x16x4xi8>, %B: memref<1x3x3x16x64x4xi8
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// A's rows are 1 KB (256 pairs): a tile's 16 rows would share 4 L1 sets. A
+// is copied once before the forall (not once per panel), by 64-byte
+// vectors, as whole tiles ([rows / 16][pairs / 16][16][32]: each tile's 16
+// rows contiguous), and every tile load reads 16 consecutive lines of it.
+// CHECK-LABEL: func.func @bf16_rows_sharing_l1_sets
+// CHECK:         %[[TILED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x16x16x32xbf16>
+// CHECK:         %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1, 2]] : memref<32x256x2xbf16> into memref<32x512xbf16>
+// CHECK:         vector.transfer_read %[[ROWS]]{{.*}} : memref<32x512xbf16>, vector<32xbf16>
+// CHECK:         vector.transfer_write %{{.*}}, %[[TILED]]{{.*}} : vector<32xbf16>, memref<2x16x16x32xbf16>
+// CHECK:         scf.forall
+// CHECK-NOT:       amx.tile_load %arg0
+// CHECK:           amx.tile_load %[[TILED]][%{{.*}}, %{{.*}}, %c0{{.*}}, %c0{{.*}}], %c32{{.*}} : memref<2x16x16x32xbf16> into !amx.tile<16x32xbf16>
+// CHECK:         } {mapping
+// CHECK-NEXT:    memref.dealloc %[[TILED]]
+func.func @bf16_rows_sharing_l1_sets(%A: memref<32x256x2xbf16>, %B: memref<2x256x64x2xbf16>, %C: memref<32x2x64xf32>) {
+  scf.forall (%p) in (2) {
+    %b = memref.subview %B[%p, 0, 0, 0] [1, 256, 64, 2] [1, 1, 1, 1] : memref<2x256x64x2xbf16> to memref<1x256x64x2xbf16, strided<[32768, 128, 2, 1], offset: ?>>
+    %c = memref.subview %C[0, %p, 0] [32, 1, 64] [1, 1, 1] : memref<32x2x64xf32> to memref<32x1x64xf32, strided<[128, 64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c],
+                    iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+        ins(%A, %b : memref<32x256x2xbf16>, memref<1x256x64x2xbf16, strided<[32768, 128, 2, 1], offset: ?>>)
+        outs(%c : memref<32x1x64xf32, strided<[128, 64, 1], offset: ?>>) attrs = {cuvil.amx} {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %m = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  } {mapping = [#gpu.thread<x>]}
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// u8 x s8 with 1 KB rows, forall tiles of 32 rows x one panel: the tiled
+// copy of all 64 rows is made once, and each forall tile reads its row
+// tiles of it, (row offset + row) / 16.
+// CHECK-LABEL: func.func @u8s8_row_tiles_of_a_copy
+// CHECK:         %[[TILED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x16x16x64xi8>
+// CHECK:         scf.forall (%{{.*}}, %[[MT:.*]]) in (2, 2)
+// CHECK:           %[[M:.*]] = affine.apply #{{.*}}(%[[MT]])
+// CHECK:           %[[ROW:.*]] = arith.addi %[[M]], %{{.*}} : index
+// CHECK:           %[[TILE:.*]] = arith.divui %[[ROW]], %c16{{.*}} : index
+// CHECK:           amx.tile_load %[[TILED]][%[[TILE]], %{{.*}}, %c0{{.*}}, %c0{{.*}}], %c64{{.*}} : memref<4x16x16x64xi8> into !amx.tile<16x64xi8>
+// CHECK:         memref.dealloc %[[TILED]]
+func.func @u8s8_row_tiles_of_a_copy(%A: memref<64x256x4xi8>, %B: memref<2x256x64x4xi8>, %C: memref<64x2x64xi32>) {
+  scf.forall (%p, %mt) in (2, 2) {
+    %m = affine.apply affine_map<(d0) -> (d0 * 32)>(%mt)
+    %a = memref.subview %A[%m, 0, 0] [32, 256, 4] [1, 1, 1] : memref<64x256x4xi8> to memref<32x256x4xi8, strided<[1024, 4, 1], offset: ?>>
+    %b = memref.subview %B[%p, 0, 0, 0] [1, 256, 64, 4] [1, 1, 1, 1] : memref<2x256x64x4xi8> to memref<1x256x64x4xi8, strided<[65536, 256, 4, 1], offset: ?>>
+    %c = memref.subview %C[%m, %p, 0] [32, 1, 64] [1, 1, 1] : memref<64x2x64xi32> to memref<32x1x64xi32, strided<[128, 64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c],
+                    iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+        ins(%a, %b : memref<32x256x4xi8, strided<[1024, 4, 1], offset: ?>>, memref<1x256x64x4xi8, strided<[65536, 256, 4, 1], offset: ?>>)
+        outs(%c : memref<32x1x64xi32, strided<[128, 64, 1], offset: ?>>) attrs = {cuvil.amx} {
+    ^bb0(%x: i8, %y: i8, %acc: i32):
+      %xi = arith.extui %x : i8 to i32
+      %yi = arith.extsi %y : i8 to i32
+      %prod = arith.muli %xi, %yi : i32
+      %s = arith.addi %acc, %prod : i32
+      linalg.yield %s : i32
+    }
+  } {mapping = [#gpu.thread<y>, #gpu.thread<x>]}
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+
+// The forall also writes A: a copy before it would be stale, so the tile
+// reads A in place.
+// CHECK-LABEL: func.func @a_written_in_the_forall
+// CHECK-NOT:     memref.alloc
+// CHECK:         scf.forall
+// CHECK:           amx.tile_load %arg0
+func.func @a_written_in_the_forall(%A: memref<32x256x2xbf16>, %B: memref<2x256x64x2xbf16>, %C: memref<32x2x64xf32>) {
+  %one = arith.constant 1.0 : bf16
+  scf.forall (%p) in (2) {
+    linalg.fill ins(%one : bf16) outs(%A : memref<32x256x2xbf16>)
+    %b = memref.subview %B[%p, 0, 0, 0] [1, 256, 64, 2] [1, 1, 1, 1] : memref<2x256x64x2xbf16> to memref<1x256x64x2xbf16, strided<[32768, 128, 2, 1], offset: ?>>
+    %c = memref.subview %C[0, %p, 0] [32, 1, 64] [1, 1, 1] : memref<32x2x64xf32> to memref<32x1x64xf32, strided<[128, 64, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c],
+                    iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+        ins(%A, %b : memref<32x256x2xbf16>, memref<1x256x64x2xbf16, strided<[32768, 128, 2, 1], offset: ?>>)
+        outs(%c : memref<32x1x64xf32, strided<[128, 64, 1], offset: ?>>) attrs = {cuvil.amx} {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %m = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    }
+  } {mapping = [#gpu.thread<x>]}
+  return
+}
