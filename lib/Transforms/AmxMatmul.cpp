@@ -290,7 +290,8 @@ bool rowsShareL1Sets(int64_t rowBytes) {
 bool isMultipleOfTileRows(OpFoldResult ofr) {
   if (std::optional<int64_t> c = getConstantIntValue(ofr))
     return *c % kTileRows == 0;
-  auto apply = dyn_cast<Value>(ofr).getDefiningOp<affine::AffineApplyOp>();
+  auto value = dyn_cast<Value>(ofr);
+  auto apply = value ? value.getDefiningOp<affine::AffineApplyOp>() : nullptr;
   return apply && apply.getAffineMap().getNumResults() == 1 &&
          apply.getAffineMap().getResult(0).isMultipleOf(kTileRows);
 }
@@ -329,16 +330,16 @@ struct TiledA {
 /// tiles (TiledA), where its rows share L1 sets (rowsShareL1Sets). In place,
 /// the two A tiles of a row block are 32 lines in at most 4 sets, and each
 /// tile load is 16 requests to lines 1 KB or more apart; as whole tiles, a
-/// load reads 16 consecutive lines. Measured, Xeon model 207, 1 thread, in
-/// one process against reading A in place (tile-a=0), rounds interleaved:
-/// MLP 64x1024-4096-4096-1024 bf16 0.90..0.93 (min..median; its 4096 x 4096
-/// layer 2.96 against 3.21 ms), 0.72..0.97 at 2 threads; BERT-base bf16 and
-/// int8 (6 KB / 3 KB rows in its FFN's second layer) no different. Made
-/// before the forall, not per tile: the tiles of one panel each would copy
-/// all of A once per panel. Not for a conv over
-/// shifted rows, a batched tile, a K tail (copyA()'s per-tile copy then), or
-/// an A that is not a whole static buffer from outside the forall (or a
-/// subview of one along 16-row multiples), or that the forall writes.
+/// load reads 16 consecutive lines. Measured, Xeon model 207, in one process
+/// against reading A in place (tile-a=0), 8-12 rounds interleaved, time
+/// new / old (min..median): MLP 64x1024-4096-4096-1024 bf16 0.86..0.93 (1
+/// thread; its 4096 x 4096 layer 2.96 against 3.21 ms), 0.57..0.95 (2);
+/// BERT-base bf16 and int8 (6 KB / 3 KB rows in the FFN's second layer)
+/// 0.98..1.01 at 1 and 2 threads. Made before the forall, not per tile: the
+/// tiles of one panel each would copy all of A once per panel. Not for a
+/// conv over shifted rows, a batched tile, a K tail (copyA()'s per-tile copy
+/// then), or an A that is not a whole static buffer from outside the forall
+/// (or a subview of one along 16-row multiples), or that the forall writes.
 /// `copies` keeps one copy per (forall, A).
 std::optional<TiledA> tiledA(linalg::GenericOp op, const AmxContraction &mm,
                              DenseMap<std::pair<Operation *, Value>, Value> &copies) {
@@ -374,35 +375,49 @@ std::optional<TiledA> tiledA(linalg::GenericOp op, const AmxContraction &mm,
     int64_t kTiles = mm.kGroups / kTileRows, tileWidth = kTileRows * mm.vnni;
     copy = memref::AllocOp::create(b, loc, MemRefType::get({rowTiles, kTiles, kTileRows, tileWidth}, mm.inType),
                                    ValueRange{}, b.getI64IntegerAttr(kTileRowBytes));
-    // Row r's 64-byte pieces to row r % 16 of its tiles; zero rows after A's.
+    // Row r's 64-byte pieces to row r % 16 of its tiles, zero rows after A's
+    // last; the row tiles in parallel (an scf.forall, like the kernel's own
+    // tiles; a loop where the kernel's forall is already inside a parallel
+    // loop): copied by one thread, BERT-base bf16 at 2 threads took 1.04x the
+    // time of reading A in place.
     auto vectorType = VectorType::get({tileWidth}, mm.inType);
     Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(mm.inType)));
     Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
     auto rowsView = MemRefType::get({rows, width}, mm.inType);
     Value src = memref::CollapseShapeOp::create(b, loc, rowsView, root,
                                                 ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-    auto forEachPiece = [&](int64_t from, int64_t to, const std::function<void(Value, Value)> &body) {
-      OpBuilder::InsertionGuard guard(b);
-      auto rowLoop = scf::ForOp::create(b, loc, index(from), index(to), index(1));
-      b.setInsertionPointToStart(rowLoop.getBody());
-      auto kLoop = scf::ForOp::create(b, loc, index(0), index(kTiles), index(1));
-      b.setInsertionPointToStart(kLoop.getBody());
-      body(rowLoop.getInductionVar(), kLoop.getInductionVar());
-    };
-    auto at = [&](Value r, Value k) -> SmallVector<Value> {
-      return {arith::DivUIOp::create(b, loc, r, index(kTileRows)), k,
-              arith::RemUIOp::create(b, loc, r, index(kTileRows)), index(0)};
-    };
-    forEachPiece(0, rows, [&](Value r, Value k) {
-      Value col = arith::MulIOp::create(b, loc, k, index(tileWidth));
-      Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
-                                               ArrayRef<bool>{true});
-      vector::TransferWriteOp::create(b, loc, v, copy, at(r, k), ArrayRef<bool>{true});
-    });
-    if (rows % kTileRows != 0)
-      forEachPiece(rows, rowTiles * kTileRows, [&](Value r, Value k) {
-        vector::TransferWriteOp::create(b, loc, zeros, copy, at(r, k), ArrayRef<bool>{true});
-      });
+    OpBuilder::InsertionGuard guard(b);
+    Value tileRow;
+    if (forall->getParentOfType<scf::ForallOp>() || forall->getParentOfType<scf::ParallelOp>()) {
+      auto tileLoop = scf::ForOp::create(b, loc, index(0), index(rowTiles), index(1));
+      b.setInsertionPointToStart(tileLoop.getBody());
+      tileRow = tileLoop.getInductionVar();
+    } else {
+      auto tileLoop = scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(rowTiles)}, ValueRange{},
+                                            std::nullopt);
+      b.setInsertionPointToStart(tileLoop.getBody());
+      tileRow = tileLoop.getInductionVars()[0];
+    }
+    auto rowLoop = scf::ForOp::create(b, loc, index(0), index(kTileRows), index(1));
+    b.setInsertionPointToStart(rowLoop.getBody());
+    Value i = rowLoop.getInductionVar();
+    Value r = arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, tileRow, index(kTileRows)), i);
+    Value inA = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, index(rows));
+    auto kLoop = scf::ForOp::create(b, loc, index(0), index(kTiles), index(1));
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k = kLoop.getInductionVar();
+    SmallVector<Value> at = {tileRow, k, i, index(0)};
+    Value piece = scf::IfOp::create(
+                      b, loc, inA,
+                      [&](OpBuilder &then, Location l) {
+                        Value col = arith::MulIOp::create(then, l, k, index(tileWidth));
+                        Value v = vector::TransferReadOp::create(then, l, vectorType, src, ValueRange{r, col}, zero,
+                                                                 ArrayRef<bool>{true});
+                        scf::YieldOp::create(then, l, v);
+                      },
+                      [&](OpBuilder &otherwise, Location l) { scf::YieldOp::create(otherwise, l, zeros); })
+                      .getResult(0);
+    vector::TransferWriteOp::create(b, loc, piece, copy, at, ArrayRef<bool>{true});
     b.setInsertionPointAfter(forall);
     memref::DeallocOp::create(b, loc, copy);
   }

@@ -417,12 +417,14 @@ func.func @s8s8_shifted_rows(%A: memref<90x16x4xi8>, %B: memref<1x3x3x16x64x4xi8
 // A's rows are 1 KB (256 pairs): a tile's 16 rows would share 4 L1 sets. A
 // is copied once before the forall (not once per panel), by 64-byte
 // vectors, as whole tiles ([rows / 16][pairs / 16][16][32]: each tile's 16
-// rows contiguous), and every tile load reads 16 consecutive lines of it.
+// rows contiguous), its row tiles in parallel, and every tile load reads 16
+// consecutive lines of it.
 // CHECK-LABEL: func.func @bf16_rows_sharing_l1_sets
 // CHECK:         %[[TILED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x16x16x32xbf16>
 // CHECK:         %[[ROWS:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1, 2]] : memref<32x256x2xbf16> into memref<32x512xbf16>
-// CHECK:         vector.transfer_read %[[ROWS]]{{.*}} : memref<32x512xbf16>, vector<32xbf16>
-// CHECK:         vector.transfer_write %{{.*}}, %[[TILED]]{{.*}} : vector<32xbf16>, memref<2x16x16x32xbf16>
+// CHECK:         scf.forall (%[[T:.*]]) in (2)
+// CHECK:           vector.transfer_read %[[ROWS]]{{.*}} : memref<32x512xbf16>, vector<32xbf16>
+// CHECK:           vector.transfer_write %{{.*}}, %[[TILED]][%[[T]], {{.*}}] {{.*}} : vector<32xbf16>, memref<2x16x16x32xbf16>
 // CHECK:         scf.forall
 // CHECK-NOT:       amx.tile_load %arg0
 // CHECK:           amx.tile_load %[[TILED]][%{{.*}}, %{{.*}}, %c0{{.*}}, %c0{{.*}}], %c32{{.*}} : memref<2x16x16x32xbf16> into !amx.tile<16x32xbf16>
