@@ -180,6 +180,19 @@ static void configure_tiles(void) {
 
 static int8_t amx_operands[4][1024] __attribute__((aligned(64)));
 
+// The tile unit runs faster on zero tiles (Xeon model 207: 2,830 GFLOP/s
+// bf16 with zero operands, 2,315 with varied ones, the rate real kernels
+// can reach): the operands are varied bf16 values near 1 (the bytes, read
+// as int8, vary too), the same on every run.
+static void fill_amx_operands(void) {
+  uint32_t state = 12345;
+  uint16_t *halves = (uint16_t *)amx_operands;
+  for (size_t i = 0; i < sizeof amx_operands / 2; ++i) {
+    state = state * 1664525u + 1013904223u;
+    halves[i] = (uint16_t)(0x3f80 ^ ((state >> 16) & 0x7f));
+  }
+}
+
 // Four independent accumulators (tiles 0-3) against tiles 4-7, loaded once.
 #define AMX_SPINNER(name, PRODUCT, acc_t)                                                      \
   static void *name(void *arg) {                                                               \
@@ -202,6 +215,7 @@ AMX_SPINNER(spin_amx_int8, _tile_dpbusd, int32_t)
 #undef AMX_SPINNER
 
 static int amx_permitted(void) {
+  fill_amx_operands();
   return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
 #endif
