@@ -242,40 +242,6 @@ FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
   return mm;
 }
 
-/// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
-/// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
-/// contiguous rows, `width` a multiple of 64 bytes; no zero rows when
-/// `dstRows` is null). As 64-byte vectors: this runs after vectorization,
-/// where a linalg.copy or fill becomes a scalar loop nest (the int8 ResNet-18
-/// stem's 196 tiles spent most of their time in those).
-void copyRowsAsVectors(OpBuilder &b, Location loc, Value src, Value srcRows, Value dst, Value dstRows,
-                       int64_t width) {
-  auto index = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  Type elem = cast<MemRefType>(dst.getType()).getElementType();
-  int64_t lanes = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
-  assert(width % lanes == 0 && "rows are whole 64-byte vectors");
-  auto vectorType = VectorType::get({lanes}, elem);
-  Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
-  Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
-  auto forEachVector = [&](Value from, Value to, const std::function<void(Value, Value)> &body) {
-    OpBuilder::InsertionGuard guard(b);
-    auto rowLoop = scf::ForOp::create(b, loc, from, to, index(1));
-    b.setInsertionPointToStart(rowLoop.getBody());
-    auto colLoop = scf::ForOp::create(b, loc, index(0), index(width), index(lanes));
-    b.setInsertionPointToStart(colLoop.getBody());
-    body(rowLoop.getInductionVar(), colLoop.getInductionVar());
-  };
-  forEachVector(index(0), srcRows, [&](Value r, Value col) {
-    Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
-                                             ArrayRef<bool>{false});
-    vector::TransferWriteOp::create(b, loc, v, dst, ValueRange{r, col}, ArrayRef<bool>{true});
-  });
-  if (dstRows)
-    forEachVector(srcRows, dstRows, [&](Value r, Value col) {
-      vector::TransferWriteOp::create(b, loc, zeros, dst, ValueRange{r, col}, ArrayRef<bool>{true});
-    });
-}
-
 /// Whether a tile's 16 rows `rowBytes` apart fall into few L1 sets: with a
 /// row stride of a multiple of 1 KB they share at most 4 of the 64 sets (4
 /// KB apart: one), so the two A tiles of a row block (32 lines) evict each
@@ -690,8 +656,36 @@ private:
                           : view;
   }
 
+  /// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
+  /// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
+  /// contiguous rows, `width` a multiple of 64 bytes). As 64-byte vectors:
+  /// this runs after vectorization, where a linalg.copy or fill becomes a
+  /// scalar loop nest (the int8 ResNet-18 stem's 196 tiles spent most of
+  /// their time in those).
   void copyRows(Value src, Value srcRows, Value dst, Value dstRows, int64_t width) {
-    copyRowsAsVectors(b, loc, src, srcRows, dst, dstRows, width);
+    Type elem = cast<MemRefType>(dst.getType()).getElementType();
+    int64_t lanes = kTileRowBytes / (elem.getIntOrFloatBitWidth() / 8);
+    assert(width % lanes == 0 && "rows are whole 64-byte vectors");
+    auto vectorType = VectorType::get({lanes}, elem);
+    Value zero = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(elem)));
+    Value zeros = arith::ConstantOp::create(b, loc, cast<TypedAttr>(b.getZeroAttr(vectorType)));
+    auto forEachVector = [&](Value from, Value to, const std::function<void(Value, Value)> &body) {
+      OpBuilder::InsertionGuard guard(b);
+      auto rowLoop = scf::ForOp::create(b, loc, from, to, index(1));
+      b.setInsertionPointToStart(rowLoop.getBody());
+      auto colLoop = scf::ForOp::create(b, loc, index(0), index(width), index(lanes));
+      b.setInsertionPointToStart(colLoop.getBody());
+      body(rowLoop.getInductionVar(), colLoop.getInductionVar());
+    };
+    forEachVector(index(0), srcRows, [&](Value r, Value col) {
+      Value v = vector::TransferReadOp::create(b, loc, vectorType, src, ValueRange{r, col}, zero,
+                                               ArrayRef<bool>{false});
+      vector::TransferWriteOp::create(b, loc, v, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+    });
+    if (dstRows)
+      forEachVector(srcRows, dstRows, [&](Value r, Value col) {
+        vector::TransferWriteOp::create(b, loc, zeros, dst, ValueRange{r, col}, ArrayRef<bool>{true});
+      });
   }
 
   /// A's row and group for C's row `row` and K group `k`: the same, but for
