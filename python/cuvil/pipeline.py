@@ -318,7 +318,10 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     head transpose and a bf16 truncation; softmax's mask add and the three
     ops reading it) are fused once more, under narrower rules than upstream's
     (cuvil-fuse-elementwise-chains: never into a contraction, never repeating
-    per-row work per element), before and after the unit dims go. Unit dimensions are dropped late (1x128x768 -> 128x768: the
+    per-row work per element), before and after the unit dims go; an int8
+    quantize at the end of a chain then clamps before it rounds, converts to
+    i32 and adds its zero point as an integer, and loses a ReLU in front of it
+    where its lower clamp does the same (cuvil-simplify-requantize). Unit dimensions are dropped late (1x128x768 -> 128x768: the
     schedules see rank <= 4 ops with projected-permutation maps), but for the
     VNNI contractions' panel loop (cuvil-fold-unit-extent-dims), and
     elementwise ops on short rows have their trailing loops merged (512x7x7
@@ -346,7 +349,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "cuvil-split-prepack", "canonicalize", "cse",
             "func.func(cuvil-fuse-elementwise-chains)",
             "cuvil-fold-unit-extent-dims", "canonicalize",
-            "func.func(cuvil-fuse-elementwise-chains,cuvil-collapse-short-rows)", "canonicalize", "cse",
+            "func.func(cuvil-fuse-elementwise-chains,cuvil-collapse-short-rows,cuvil-simplify-requantize)",
+            "canonicalize", "cse",
             "cuvil-outline-kernels", "canonicalize", "cse")
 
 
@@ -422,6 +426,9 @@ TO_LLVM = (
     # Polynomial erf/exp/tanh while still on vectors: LLVM would scalarize
     # their intrinsics into one libm call per lane.
     "func.func(cuvil-math-approx)",
+    # Round-and-convert (a quantize's, after cuvil-simplify-requantize) as
+    # one vcvtps2dq.
+    "func.func(cuvil-round-to-nearest-int)",
     # The int8 dot-product kernel's cuvil.x86.dot_u8s8 -> its LLVM intrinsic.
     "func.func(cuvil-lower-x86-dot)",
     "convert-vector-to-scf{full-unroll}",

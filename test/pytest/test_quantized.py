@@ -250,6 +250,35 @@ def test_int8_conv_over_shifted_rows_is_exact(shape, cout, kernel, padding, feat
     assert shifted == (features == "" and padding > 0)
 
 
+class _Quantize(torch.nn.Module):
+    def __init__(self, scale, zero_point, relu):
+        super().__init__()
+        self.scale, self.zero_point, self.relu = scale, zero_point, relu
+
+    def forward(self, x):
+        if self.relu:
+            x = torch.relu(x)
+        return torch.ops.quantized_decomposed.quantize_per_tensor.default(
+            x, self.scale, self.zero_point, -128, 127, torch.int8)
+
+
+@pytest.mark.parametrize("zero_point,relu", [(3, False), (-128, True), (-100, True)])
+def test_quantize_is_exact_at_ties_and_beyond_the_range(zero_point, relu):
+    """quantize_per_tensor compiled (cuvil-simplify-requantize: clamp before
+    rounding, the zero point added as an integer, a ReLU dropped where the
+    clamp at qmin does its work; cuvil-round-to-nearest-int: one vcvtps2dq)
+    equals eager on every value: halfway cases (x / scale = k + 0.5, rounded
+    to even), values far outside the int8 range, zeros of both signs."""
+    scale = 0.5
+    ties = torch.arange(-300, 300, dtype=torch.float32) * scale + scale / 4
+    x = torch.cat([ties, torch.tensor([0.0, -0.0, 1e30, -1e30, 3e9, -3e9, 63.75, 64.25, -64.25]),
+                   torch.randn(1000) * 80]).reshape(1, -1)
+    model = _Quantize(scale, zero_point, relu)
+    fast = cuvil.compile(model, (x,))
+    assert torch.equal(fast(x), model(x))
+    assert "llvm.lrint" in fast.last_signature.ir["llvm_ir"]
+
+
 def _relative_error(got, want) -> float:
     return float((got - want).norm() / want.norm())
 
