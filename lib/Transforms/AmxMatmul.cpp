@@ -87,11 +87,6 @@ constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileRowBytes = 64;
 /// Columns per panel of the VNNI packing (pack_cpu.mlir).
 constexpr int64_t kPanel = 64;
-/// Tile products per K chunk between the accumulators' loads and stores:
-/// a chunk's B tiles (2 half panels x 2 x 8 KB) and a row block's A tiles
-/// (2 x 8 KB) fit L1 (48 KB) together; 16 products per chunk measured
-/// 1.07-1.10x the time, 4 no different.
-constexpr int64_t kStepsPerChunk = 8;
 
 /// The operands of one marked contraction, checked.
 struct AmxContraction {
@@ -467,9 +462,9 @@ using CIndices = std::function<SmallVector<Value>(Value, Value)>;
 class AmxEmitter {
 public:
   AmxEmitter(OpBuilder &b, Location loc, const AmxContraction &mm, const AccInit &init,
-             std::optional<TiledA> tiled, int64_t prefetchGroups, bool interleaveLoads)
+             std::optional<TiledA> tiled, int64_t prefetchGroups, bool interleaveLoads, int64_t kStepsPerChunk)
       : b(b), loc(loc), mm(mm), init(init), tiled(tiled), prefetchGroups(prefetchGroups),
-        interleaveLoads(interleaveLoads) {}
+        interleaveLoads(interleaveLoads), kStepsPerChunk(kStepsPerChunk) {}
 
   void emit() {
     Value c0 = index(0);
@@ -528,6 +523,9 @@ private:
   std::optional<TiledA> tiled; // A read from tiledA()'s copy
   int64_t prefetchGroups;
   bool interleaveLoads;
+  /// Tile products per K chunk between the accumulators' loads and stores
+  /// (the k-chunk option).
+  int64_t kStepsPerChunk;
   Value bStride, cStride;
   Value bTail; // [1][16][64][v]: the current panel's K tail, zero-padded
   Value cRest; // [16][64]: C's last rows % 16 of the current panel, if any
@@ -905,7 +903,7 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
       }
       std::optional<TiledA> tiled = tileA ? tiledA(op, *mm, tiledCopies) : std::nullopt;
       AccInit init = findInit(op, *mm);
-      AmxEmitter(b, op.getLoc(), *mm, init, tiled, prefetchGroups, interleaveLoads).emit();
+      AmxEmitter(b, op.getLoc(), *mm, init, tiled, prefetchGroups, interleaveLoads, kChunk).emit();
       op.erase();
       if (init.op)
         init.op->erase();

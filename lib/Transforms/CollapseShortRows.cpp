@@ -4,7 +4,8 @@
 // [C, H, W] tensors have rows of W elements: ResNet-18's 512x7x7 int8
 // requantize ran as 3,584 masked rows of 7 (8.7 ns per element, 0.22 ms for
 // 25K elements). Where every operand reads the trailing loops contiguously
-// (or not at all: a per-channel scale), those loops are one loop of H*W.
+// (or not at all: a per-channel scale), those loops are one loop of H*W;
+// so are a reduction's trailing reduction loops (a pool over H and W).
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
 #include "cuvil/Transforms/Passes.h"
@@ -35,11 +36,14 @@ ReassociationIndices trailingRun(linalg::GenericOp op) {
   if (rank < 2 || ranges.back() >= kVectorRow)
     return {};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   ReassociationIndices best;
   int64_t elements = ranges.back();
   for (int64_t first = rank - 2; first >= 0 && elements < kVectorRow; --first) {
     ReassociationIndices run = llvm::to_vector(llvm::seq<int64_t>(first, rank));
-    if (!linalg::areDimSequencesPreserved(maps, {run}))
+    // One loop of one kind: a reduction's trailing reduction loops merge,
+    // not a reduction loop with a parallel one.
+    if (iterators[first] != iterators.back() || !linalg::areDimSequencesPreserved(maps, {run}))
       break;
     best = run;
     elements *= ranges[first];
@@ -47,9 +51,20 @@ ReassociationIndices trailingRun(linalg::GenericOp op) {
   return best;
 }
 
+/// All loops parallel, or parallel loops then reduction loops (a reduction
+/// over the trailing dims: ResNet's global average pool over 512x7x7 with
+/// its residual add and ReLU fused in, which as [512, 7, 7] no schedule took
+/// and ran as scalar loops, 45 us; as 512x49 it is a row reduction).
+bool parallelThenReductions(linalg::GenericOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto firstReduction = llvm::find(iterators, utils::IteratorType::reduction);
+  return std::all_of(firstReduction, iterators.end(),
+                     [](utils::IteratorType t) { return t == utils::IteratorType::reduction; });
+}
+
 bool isCandidate(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumParallelLoops() != op.getNumLoops() ||
-      op.getNumLoops() < 2 || ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+  if (!op.hasPureTensorSemantics() || !parallelThenReductions(op) || op.getNumLoops() < 2 ||
+      ShapedType::isDynamicShape(op.getStaticLoopRanges()))
     return false;
   // Gathers and index arithmetic keep their loops (the vectorizer handles
   // them on the original shape); so do ops on i1 (scalar loops, see

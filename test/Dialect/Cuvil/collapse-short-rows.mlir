@@ -41,6 +41,29 @@ func.func @stops_at_a_vector_row(%x: tensor<2x8x8x4xf32>, %o: tensor<2x8x8x4xf32
 
 // -----
 
+// A reduction over the trailing [7, 7] (a global average pool with the
+// residual add fused in) reduces rows of 49; a reduction loop never merges
+// with a parallel one (@left_alone).
+// CHECK-LABEL: func.func @pool_over_trailing_dims
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<512x7x7xi32> into tensor<512x49xi32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : tensor<512x49xi32>, tensor<512xf32>) outs(%{{.*}} : tensor<512xf32>)
+#pool_in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#pool_ch = affine_map<(d0, d1, d2) -> (d0)>
+func.func @pool_over_trailing_dims(%x: tensor<512x7x7xi32>, %s: tensor<512xf32>, %o: tensor<512xf32>) -> tensor<512xf32> {
+  %r = linalg.generic {indexing_maps = [#pool_in, #pool_ch, #pool_ch], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%x, %s : tensor<512x7x7xi32>, tensor<512xf32>) outs(%o : tensor<512xf32>) {
+  ^bb0(%a: i32, %b: f32, %out: f32):
+    %f = arith.sitofp %a : i32 to f32
+    %m = arith.mulf %f, %b : f32
+    %sum = arith.addf %m, %out : f32
+    linalg.yield %sum : f32
+  } -> tensor<512xf32>
+  return %r : tensor<512xf32>
+}
+
+// -----
+
 // Rows of 64 or more, a transposed operand, a gather and a reduction keep
 // their loops.
 // CHECK-LABEL: func.func @left_alone
