@@ -89,8 +89,9 @@ std::optional<Clamp> matchClamp(Value v) {
   return std::nullopt;
 }
 
-/// `value` as an int64_t when it is an integer of at most 2^24 in magnitude
-/// (exact in f32).
+/// `value` as an int64_t when it is an integer of at most 2^23 in magnitude:
+/// exact in f32, and so is the difference of two of them (the clamp bounds
+/// lo - zp and hi - zp).
 std::optional<int64_t> smallInteger(const APFloat &value) {
   if (!value.isFinite() || !value.isInteger())
     return std::nullopt;
@@ -99,7 +100,7 @@ std::optional<int64_t> smallInteger(const APFloat &value) {
   if (value.convertToInteger(i, APFloat::rmTowardZero, &exact) != APFloat::opOK || !exact)
     return std::nullopt;
   int64_t v = i.getExtValue();
-  if (v < -(int64_t(1) << 24) || v > (int64_t(1) << 24))
+  if (v < -(int64_t(1) << 23) || v > (int64_t(1) << 23))
     return std::nullopt;
   return v;
 }
@@ -132,7 +133,7 @@ bool isScalarOrVector(Type type) { return isa<FloatType, IntegerType, VectorType
 /// Exact: lo, hi and zp are integers, so the clamp commutes with the
 /// rounding and the zero point (roundeven is monotone and keeps integers),
 /// and roundeven(y) + zp is exact wherever the clamp does not decide the
-/// result (|roundeven(y)| < 2^24 there).
+/// result (|roundeven(y)| < 2^24 there: lo, hi and zp are within 2^23).
 struct RequantizeInIntegers : OpRewritePattern<arith::FPToSIOp> {
   using OpRewritePattern::OpRewritePattern;
 

@@ -109,6 +109,25 @@ func.func @bounds_outside_i8(%y: f32) -> i8 {
   return %q : i8
 }
 
+// An i32 quantize with bounds past 2^23: lo - zp (-2^24 - 1) has no exact
+// f32, so the bounds cannot move before the zero point's add.
+// CHECK-LABEL: func.func @bounds_past_exact_f32
+//       CHECK:   arith.fptosi %{{.*}} : f32 to i32
+//   CHECK-NOT:   arith.addi
+func.func @bounds_past_exact_f32(%y: f32) -> i32 {
+  %zp = arith.constant 1.0 : f32
+  %lo = arith.constant -1.6777216e+07 : f32
+  %hi = arith.constant 1.6777216e+07 : f32
+  %r = math.roundeven %y : f32
+  %z = arith.addf %r, %zp : f32
+  %under = arith.cmpf olt, %z, %lo : f32
+  %c0 = arith.select %under, %lo, %z : f32
+  %over = arith.cmpf ogt, %c0, %hi : f32
+  %c1 = arith.select %over, %hi, %c0 : f32
+  %q = arith.fptosi %c1 : f32 to i32
+  return %q : i32
+}
+
 // -----
 
 // A negative scale keeps the ReLU: max(x, 0) * c is then min(x * c, 0).
