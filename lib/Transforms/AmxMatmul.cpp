@@ -656,7 +656,8 @@ private:
 
   /// dst[r][0 : width) = src[r][0 : width) for r < srcRows, zeros past the end
   /// of src's rows, and zero rows for r in [srcRows, dstRows) (2-D memrefs of
-  /// contiguous rows, `width` a multiple of 64 bytes). As 64-byte vectors:
+  /// contiguous rows, `width` a multiple of 64 bytes; no zero rows when
+  /// `dstRows` is null). As 64-byte vectors:
   /// this runs after vectorization, where a linalg.copy or fill becomes a
   /// scalar loop nest (the int8 ResNet-18 stem's 196 tiles spent most of
   /// their time in those).

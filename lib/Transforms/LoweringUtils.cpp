@@ -27,6 +27,13 @@ Value mlir::cuvil::scalarConstant(OpBuilder &b, Location loc, Type type, double 
                                    b.getIntegerAttr(type, static_cast<int64_t>(v)));
 }
 
+Value mlir::cuvil::splatConstant(OpBuilder &b, Location loc, Type type, TypedAttr scalar) {
+  TypedAttr attr = scalar;
+  if (auto vector = dyn_cast<VectorType>(type))
+    attr = DenseElementsAttr::get(vector, ArrayRef<Attribute>(scalar));
+  return arith::ConstantOp::create(b, loc, type, attr);
+}
+
 Value mlir::cuvil::lowestConstant(OpBuilder &b, Location loc, Type type) {
   if (auto ft = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(

@@ -23,6 +23,9 @@ bool readsByIndex(linalg::GenericOp op);
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double v);
 /// The lowest value of a float type (-inf) or integer type (min).
 Value lowestConstant(OpBuilder &b, Location loc, Type type);
+/// A constant of `type` holding `scalar`: `type` itself a scalar type, or a
+/// vector type whose every element is `scalar` (a splat).
+Value splatConstant(OpBuilder &b, Location loc, Type type, TypedAttr scalar);
 
 /// tensor.empty of `shape`, taking each dynamic size from `dynSize(i)`.
 Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,

@@ -4,6 +4,7 @@
 // polynomial approximations are plain arith + fma and vectorize as written;
 // f32 erf has its own (ErfRational), cheaper than MLIR's.
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "cuvil/Transforms/Passes.h"
 #include "cuvil/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -31,10 +32,7 @@ bool isApproximated(StringRef name) {
 
 /// A constant of f32 scalar or vector type `type`.
 Value f32Constant(PatternRewriter &rewriter, Location loc, Type type, double value) {
-  TypedAttr attr = rewriter.getF32FloatAttr(static_cast<float>(value));
-  if (auto vector = dyn_cast<VectorType>(type))
-    attr = DenseElementsAttr::get(vector, ArrayRef<Attribute>(attr));
-  return arith::ConstantOp::create(rewriter, loc, type, attr);
+  return cuvil::splatConstant(rewriter, loc, type, rewriter.getF32FloatAttr(static_cast<float>(value)));
 }
 
 bool isF32ScalarOrVector(Type type) {

@@ -5,6 +5,7 @@
 // was most of the epilogue's work. Two exact rewrites shorten it; see the
 // pass description in CuvilPasses.td.
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -105,17 +106,10 @@ std::optional<int64_t> smallInteger(const APFloat &value) {
   return v;
 }
 
-/// A constant of `type` (a scalar or vector type) holding `value`.
-Value constantLike(PatternRewriter &rewriter, Location loc, Type type, TypedAttr scalar) {
-  TypedAttr attr = scalar;
-  if (auto vector = dyn_cast<VectorType>(type))
-    attr = DenseElementsAttr::get(vector, ArrayRef<Attribute>(scalar));
-  return arith::ConstantOp::create(rewriter, loc, type, attr);
-}
-
+/// The integer `value` as a constant of float scalar or vector type `type`.
 Value floatConstant(PatternRewriter &rewriter, Location loc, Type type, int64_t value) {
   auto elem = cast<FloatType>(getElementTypeOrSelf(type));
-  return constantLike(rewriter, loc, type, rewriter.getFloatAttr(elem, static_cast<double>(value)));
+  return cuvil::splatConstant(rewriter, loc, type, rewriter.getFloatAttr(elem, static_cast<double>(value)));
 }
 
 /// max(x, bound) or min(x, bound) as select(cmpf): x86 makes each one
@@ -179,7 +173,7 @@ struct RequantizeInIntegers : OpRewritePattern<arith::FPToSIOp> {
     Type i32Type = isa<VectorType>(yType) ? Type(cast<VectorType>(yType).clone(i32)) : i32;
     Value q = arith::FPToSIOp::create(rewriter, loc, i32Type, r);
     if (*zp != 0)
-      q = arith::AddIOp::create(rewriter, loc, q, constantLike(rewriter, loc, i32Type, rewriter.getI32IntegerAttr(*zp)));
+      q = arith::AddIOp::create(rewriter, loc, q, cuvil::splatConstant(rewriter, loc, i32Type, rewriter.getI32IntegerAttr(*zp)));
     if (width < 32)
       q = arith::TruncIOp::create(rewriter, loc, type, q);
     rewriter.replaceOp(op, q);
@@ -213,7 +207,7 @@ struct ReluIntoLowerClamp : RewritePattern {
       Value scaled = arith::MulFOp::create(rewriter, loc, relu->input, mul->getOperand(1 - i), mul.getFastmathAttr());
       Type type = scaled.getType();
       TypedAttr bound = rewriter.getFloatAttr(getElementTypeOrSelf(type), clamp->bound);
-      rewriter.replaceOp(op, clampWith(rewriter, loc, scaled, constantLike(rewriter, loc, type, bound), true));
+      rewriter.replaceOp(op, clampWith(rewriter, loc, scaled, cuvil::splatConstant(rewriter, loc, type, bound), true));
       return success();
     }
     return failure();
