@@ -263,7 +263,8 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
            "tile products per K chunk between the accumulators' loads and stores: a chunk's B tiles "
            "(2 half panels x 2 x 8 KB) and a row block's A tiles (2 x 8 KB) fit L1 (48 KB) together; "
            "16 measured 1.07-1.10x the time (bf16), 4 no different; ResNet-18 int8 (1 thread, Xeon model 207): "
-           "16 0.997x, 36 1.024x">
+           "16 0.997x, 36 1.024x; one more where chunks of that size divide K's products and "
+           "k-chunk's do not (a 3x3 int8 conv's 9 x C/64)">
   ];
   let dependentDialects = ["::mlir::amx::AMXDialect", "::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",

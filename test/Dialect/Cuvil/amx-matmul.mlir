@@ -258,19 +258,18 @@ func.func @two_batches(%A: memref<2x64x32x2xbf16>, %B: memref<2x2x32x64x2xbf16>,
 
 // The schedule's fused init (`cuvil.amx_init`), int8's zero-point correction
 // per column broadcast down C's rows: the first K chunk's accumulators are
-// loaded from its row with stride 0, the init goes; the next range (K = 144
-// groups: a chunk of 8 products, then 1) reads them back from C.
+// loaded from its row with stride 0, the init goes. K = 144 groups is 9
+// products: one chunk of 9 (not 8, then 1: stepsPerChunk), so C is written
+// once per row block and never read back.
 // CHECK-LABEL: func.func @u8s8_row_init
 // CHECK-NOT:     linalg.generic
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK-COUNT-4:     amx.tile_load %arg3[%{{.*}}, %{{.*}}], %c0{{.*}} : memref<2x64xi32> into !amx.tile<16x16xi32>
-// CHECK-COUNT-32:    amx.tile_muli
+// CHECK-COUNT-36:    amx.tile_muli
 // CHECK-COUNT-4:     amx.tile_store %arg2
-// CHECK:           scf.for
-// CHECK-COUNT-4:     amx.tile_load %arg2
-// CHECK-COUNT-4:     amx.tile_muli
-// CHECK-COUNT-4:     amx.tile_store %arg2
+// CHECK-NOT:       amx.tile_load %arg2
+// CHECK:         return
 func.func @u8s8_row_init(%A: memref<64x144x4xi8>, %B: memref<2x144x64x4xi8>, %C: memref<64x2x64xi32>,
                          %R: memref<2x64xi32>) {
   linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel", "parallel"]}
@@ -373,14 +372,15 @@ func.func @one_fill_stays(%A: memref<32x32x2xbf16>, %B: memref<1x32x64x2xbf16>, 
 #c = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
 
 // cuvil-im2col-conv's int8 conv over shifted rows (3 x 3 taps of 16 groups,
-// input rows 10 pixels wide): B viewed as [p][144][64][4]; A's tile for K
-// group k at C's row m is rows m + (k / 16 / 3) * 10 + (k / 16) % 3, group
+// input rows 10 pixels wide: 9 products, one chunk of 9): B viewed as
+// [p][144][64][4]; A's tile for K group k at C's row m is rows
+// m + (k / 16 / 3) * 10 + (k / 16) % 3, group
 // k % 16 of the input, read in place (no copy, no buffers); signed x signed
 // (tdpbssd: no zext on either operand).
 // CHECK-LABEL: func.func @s8s8_shifted_rows
 // CHECK-NOT:     memref.alloc
 // CHECK:         %[[B:.*]] = memref.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3], [4], [5]] : memref<1x3x3x16x64x4xi8> into memref<1x144x64x4xi8>
-// CHECK:         scf.for %{{.*}} = %{{.*}} to %c128{{.*}} step %c128
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %c144{{.*}} step %c144
 // CHECK:           %[[TAP:.*]] = arith.divui %[[K:.*]], %c16{{.*}} : index
 // CHECK:           %[[GROUP:.*]] = arith.remui %[[K]], %c16{{.*}} : index
 // CHECK:           %[[KH:.*]] = arith.divui %[[TAP]], %c3{{.*}} : index
