@@ -18,9 +18,10 @@
 // A is copied once per kernel call, before the forall, as whole 1 KB tiles
 // (tiledA()).
 //
-// Per panel, K in chunks of kStepsPerChunk (or one more, stepsPerChunk()) tile products (unrolled); per
-// chunk, blocks of 32 rows (2 x 2 accumulators, 2 A and 2 B tiles: all 8
-// tile registers), then one block of 16 rows; the last rows % 16 read A's
+// Per panel, K in chunks of kStepsPerChunk tile products (or one more:
+// stepsPerChunk()), unrolled; per chunk, blocks of 32 rows (2 x 2
+// accumulators, 2 A and 2 B tiles: all 8 tile registers), then one block of
+// 16 rows; the last rows % 16 read A's
 // zero-padded copy and C through a 16-row buffer (the tile unit reads and
 // writes 16 whole rows). All tiles have the one shape 16 x 64 bytes: LLVM
 // fixes a tile register's shape per function, so tiles of a second shape
@@ -901,6 +902,12 @@ struct CuvilAmxMatmulPass : cuvil::impl::CuvilAmxMatmulBase<CuvilAmxMatmulPass> 
   using Base::Base;
 
   void runOnOperation() override {
+    if (kChunk < 1) {
+      getOperation().emitError() << "cuvil-amx-matmul: k-chunk must be at least 1 (tile products per K "
+                                    "chunk), got "
+                                 << static_cast<int64_t>(kChunk);
+      return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> marked;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(kAmxMarker))
