@@ -21,9 +21,8 @@
 // Per panel, K in chunks of kStepsPerChunk tile products (or one more:
 // stepsPerChunk()), unrolled; per chunk, blocks of 32 rows (2 x 2
 // accumulators, 2 A and 2 B tiles: all 8 tile registers), then one block of
-// 16 rows; the last rows % 16 read A's
-// zero-padded copy and C through a 16-row buffer (the tile unit reads and
-// writes 16 whole rows). All tiles have the one shape 16 x 64 bytes: LLVM
+// 16 rows; the last rows % 16 read A's zero-padded copy and C through a
+// 16-row buffer (the tile unit reads and writes 16 whole rows). All tiles have the one shape 16 x 64 bytes: LLVM
 // fixes a tile register's shape per function, so tiles of a second shape
 // next to four live accumulators run out of registers. Each row block runs
 // the chunk for the two half panels (32 columns, 2 accumulator tiles) in

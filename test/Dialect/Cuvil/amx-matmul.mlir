@@ -1,8 +1,9 @@
 // RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul))' | FileCheck %s
 // RUN: cuvil-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{prefetch-groups=0}))' | FileCheck %s --check-prefix=NOPF
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{interleave-loads=0}))' | FileCheck %s --check-prefix=GROUPED
-// NOPF-NOT: memref.prefetch
 // RUN: not cuvil-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(cuvil-amx-matmul{k-chunk=0}))' 2>&1 | FileCheck %s --check-prefix=NOCHUNK
+// NOPF-NOT: memref.prefetch
+// A K chunk of no products is refused, naming the option.
 // NOCHUNK: error: cuvil-amx-matmul: k-chunk must be at least 1 (tile products per K chunk), got 0
 // Each product's loads: by default each tile just before its first product,
 // A1 before C01 (A0 B0 C00 B1 A1 C01 C10 C11: A0 and A1 live together, in
