@@ -22,9 +22,12 @@ from typing import Dict, List, Optional
 
 # The kernel id attribute of outlined kernels (CuvilDialect::getKernelAttrName).
 KERNEL_ATTR = "cuvil.kernel"
-# Ops that only set up a kernel's operands: not what it computes.
+# Ops that only set up a kernel's operands: not what it computes. (Slices
+# and reshapes: views of an argument, or of a padded destination whose
+# border the fills write; the signature shows the padded type.)
 _SETUP_OPS = {"tensor.empty", "arith.constant", "func.return", "linalg.fill", "linalg.yield",
-              "linalg.index"}
+              "linalg.index", "tensor.extract_slice", "tensor.insert_slice", "tensor.expand_shape",
+              "tensor.collapse_shape"}
 
 
 def kernel_id(func) -> Optional[int]:
