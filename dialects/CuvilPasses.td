@@ -254,7 +254,7 @@ def CuvilAmxMatmul : Pass<"cuvil-amx-matmul", "::mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"prefetchGroups", "prefetch-groups", "int64_t", /*default=*/"64",
-           "K groups ahead of the current product to prefetch B's rows (0: none)">,
+           "K groups ahead of the current product to prefetch B's rows, in each tile's first row block (0: none)">,
     Option<"interleaveLoads", "interleave-loads", "bool", /*default=*/"true",
            "load each A / B tile just before its first product (else all four first)">,
     Option<"tileA", "tile-a", "bool", /*default=*/"true",
