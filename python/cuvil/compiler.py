@@ -38,6 +38,9 @@ class CompiledModule:
                                            use_cache=use_cache, precision=precision,
                                            target_features=target_features, dump_dir=dump_dir)
         self.model = self._prepare(model)
+        # Counted before quantizing (a PT2E module holds its int8 weights as
+        # plain attributes); see CompileOptions.pipeline.
+        self._weight_elements = self._weight_count(self.model)
         from .quantize import is_quantizing
         if is_quantizing(self.options.precision):
             self.model = self._quantize(example_inputs, calibration)
@@ -209,7 +212,7 @@ class CompiledModule:
             from . import set_log_level
             set_log_level("DEBUG")
         dump = _dump_folder(self.options.dump_dir or env.dump_dir, self.model_name)
-        pipe = self.options.pipeline(self.options.threads())
+        pipe = self.options.pipeline(self.options.threads(), self._weight_elements)
         options = self.options.cache_key_parts(pipe)
         index_key = None
         if self.options.use_cache and fingerprint.enabled():
@@ -243,6 +246,12 @@ class CompiledModule:
     def _prepare(model):
         from .importer_quantized import in_eval_mode
         return in_eval_mode(model)
+
+    @staticmethod
+    def _weight_count(model) -> Optional[int]:
+        """The model's parameter and buffer elements (None: not known)."""
+        tensors = {id(t): t for t in (*model.parameters(), *model.buffers())} if hasattr(model, "parameters") else {}
+        return sum(t.numel() for t in tensors.values()) or None
 
     def _quantize(self, example_inputs, calibration):
         """The model quantized for an int8 / weight-only precision (cuvil.quantize)."""

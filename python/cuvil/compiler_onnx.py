@@ -119,6 +119,10 @@ class CompiledOnnxModule(CompiledModule):
     def _prepare(model):
         return model
 
+    @staticmethod
+    def _weight_count(model):
+        return None   # not read here: the AMX kernels prefetch (scheduling.prefetch_weights)
+
     @property
     def model_name(self) -> str:
         return self.model.name

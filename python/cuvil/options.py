@@ -85,6 +85,11 @@ def environment() -> Environment:
 PRECISIONS = {"fp32": "", "bf16": "bf16", "fp16": "f16", "int8": "", "int8-dynamic": "",
               "int8-weight": "", "int4-weight": ""}
 
+# Bytes per weight element at each precision (int4 weights: a byte a value
+# in the kernels' unpacked operand).
+WEIGHT_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int8-dynamic": 1, "int8-weight": 1,
+                "int4-weight": 1}
+
 # {input index: {dim: symbol name}} as a hashable, ordered tuple.
 DynamicDims = Tuple[Tuple[int, Tuple[Tuple[int, str], ...]], ...]
 
@@ -150,10 +155,13 @@ class CompileOptions:
         from . import threads
         return int(self.num_threads or threads.get_num_threads())
 
-    def pipeline(self, threads: int) -> pipeline_module.Pipeline:
+    def pipeline(self, threads: int, weight_elements: Optional[int] = None) -> pipeline_module.Pipeline:
+        """`weight_elements`: the model's parameter count, if known (its
+        weights' size at this precision picks the AMX kernels' prefetching)."""
+        weight_bytes = None if weight_elements is None else weight_elements * WEIGHT_BYTES[self.precision]
         return pipeline_module.compile_pipeline(threads, opt_level=self.opt_level, profile=self.profile,
                                                 schedule=self.schedule, precision=self.precision,
-                                                features=self.features())
+                                                features=self.features(), weight_bytes=weight_bytes)
 
     def features(self):
         from . import cpu_features

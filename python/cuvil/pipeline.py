@@ -456,12 +456,15 @@ TO_LLVM = (
 #: their batched products' rhs -> vector interleaves (no-ops without them): on
 #: buffers, before the linalg ops left become loops.
 AMX = ("func.func(cuvil-vnni-interleave,cuvil-amx-matmul)",)
+#: The same, without software prefetch of the weights (see
+#: scheduling.prefetch_weights).
+AMX_NO_PREFETCH = ("func.func(cuvil-vnni-interleave,cuvil-amx-matmul{prefetch-groups=0})",)
 
 
-def lower_passes(num_threads: int = 1, profile: bool = False) -> Tuple[str, ...]:
+def lower_passes(num_threads: int = 1, profile: bool = False, prefetch_weights: bool = True) -> Tuple[str, ...]:
     """Scheduled linalg on tensors -> LLVM dialect."""
-    return (*BUFFERIZE, *AMX, *(PROFILE if profile else ()), "convert-linalg-to-loops", "cuvil-widen-bool-memrefs",
-            *parallel_passes(num_threads), *TO_LLVM)
+    return (*BUFFERIZE, *(AMX if prefetch_weights else AMX_NO_PREFETCH), *(PROFILE if profile else ()),
+            "convert-linalg-to-loops", "cuvil-widen-bool-memrefs", *parallel_passes(num_threads), *TO_LLVM)
 
 
 # -- the pipeline ----------------------------------------------------------------
@@ -534,13 +537,16 @@ def _short_paths(p: str) -> str:
 
 def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = False,
                      schedule: Optional[Sequence[Tuple[str, str]]] = None, cpu: str = "native",
-                     precision: str = "fp32", features: Optional[FrozenSet[str]] = None) -> Pipeline:
+                     precision: str = "fp32", features: Optional[FrozenSet[str]] = None,
+                     weight_bytes: Optional[int] = None) -> Pipeline:
     """The pipeline `cuvil.compile` runs for these options. `schedule`: (transform
     script, entry sequence) pairs, default cuvil.scheduling.default_schedule for
     the target; opt_level 0 runs none (scalar loops). `precision`
     (cuvil.options.PRECISIONS) sets the contractions' operand type. `features`:
     the target's CPU features the kernels are picked from (default: the
-    host's, cuvil.cpu_features; frozenset() for portable code)."""
+    host's, cuvil.cpu_features; frozenset() for portable code). `weight_bytes`:
+    the model's weights at that precision, if known
+    (cuvil.scheduling.prefetch_weights)."""
     from . import cpu_features, scheduling
     from .options import PRECISIONS
     from .transform import script_path
@@ -556,7 +562,8 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
             scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target)),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
-        PassPipeline("lower", "llvm", lower_passes(num_threads, profile)),
+        PassPipeline("lower", "llvm", lower_passes(num_threads, profile,
+                                                   scheduling.prefetch_weights(weight_bytes))),
         Translate(),
         Codegen(num_threads=num_threads, cpu=cpu, profile=profile,
                 mattr=cpu_features.llvm_mattr() if cpu == "native" and host else ""),
@@ -612,7 +619,9 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "(on AMX-INT8 hosts `cuvil-im2col-conv` gets `int8-k-multiple=64 int8-shifted-rows`: int8 convs' "
              "windows are gathered that way, stride-1 ones are read in place), and with "
              "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "
-             "those products run on the tiles too.\n",
+             "those products run on the tiles too. A model whose weights at the compiled precision are at most "
+             f"{scheduling.PREFETCH_MIN_WEIGHT_BYTES >> 20} MB gets `" + AMX_NO_PREFETCH[0] + "` instead "
+             "(they stay in cache between calls: prefetching them only costs; cuvil.scheduling.prefetch_weights).\n",
              "### with profile=True\n",
              "`" + "`, `".join(PROFILE) + "` right after the bufferization passes; `-DCUVIL_PROFILE` at link.\n",
              MARKDOWN_END]
