@@ -151,6 +151,12 @@ std::optional<PadSink> findPadSink(Operation *root) {
       if (ambiguous || pad->getBlock() != root->getBlock() || pad.getNofold() || !pad.getLow().empty() ||
           !pad.getHigh().empty() || !pad.getResultType().hasStaticShape() || !pad.getConstantPaddingValue())
         return std::nullopt;
+      // The kernel is called where the root was: a padding value computed
+      // after it (not a constant rebuilt in the kernel) is not there yet.
+      Value value = pad.getConstantPaddingValue();
+      Operation *def = value.getDefiningOp();
+      if (!isCloned(value) && def && def->getBlock() == root->getBlock() && !def->isBeforeInBlock(root))
+        return std::nullopt;
       sink.pad = pad;
     } else if (!reshape || ambiguous || reshape->getBlock() != root->getBlock()) {
       return std::nullopt;
@@ -443,7 +449,7 @@ struct KernelOutliner {
     auto call = func::CallOp::create(b, root->getLoc(), callee, args);
     if (sink) {
       // Side users read a view of the interior, one slice each (it then goes
-      // into the user's kernel, see isAbsorbed).
+      // into the user's kernel, see collect).
       for (auto [depth, use] : sink->sideUses) {
         Value view = tensor::ExtractSliceOp::create(b, root->getLoc(), call.getResult(0), interiorOffsets,
                                                     interiorSizes, interiorStrides);
@@ -464,8 +470,10 @@ struct KernelOutliner {
     }
     // The root, then the producers only it used.
     for (Operation *op : llvm::reverse(group))
-      if (op->use_empty())
+      if (op->use_empty()) {
+        interiorViews.erase(op);   // its address may come back as another op's
         op->erase();
+      }
   }
 
   void run(func::FuncOp fn) {

@@ -402,3 +402,30 @@ func.func @pad_sink_pool(%x: tensor<1x8x8x4xf32>) -> tensor<6x24xf32> {
   } : tensor<4x16xf32> to tensor<6x24xf32>
   return %pd : tensor<6x24xf32>
 }
+
+// -----
+
+// Not sunk: the padding value is computed after the op (the kernel would be
+// called before it exists).
+// CHECK-LABEL: func.func @pad_value_after_the_op
+// CHECK:         %[[Q:.*]] = call @cuvil_kernel_0_generic(%arg0, %{{.*}}) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK:         %[[V:.*]] = arith.addf %arg1, %arg1
+// CHECK:         tensor.pad %[[Q]]
+// CHECK:         tensor.yield %[[V]]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @pad_value_after_the_op(%x: tensor<4x8xf32>, %s: f32) -> tensor<6x10xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %v = arith.maximumf %a, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %pv = arith.addf %s, %s : f32
+  %p = tensor.pad %q low[1, 1] high[1, 1] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %pv : f32
+  } : tensor<4x8xf32> to tensor<6x10xf32>
+  return %p : tensor<6x10xf32>
+}
