@@ -372,19 +372,23 @@ def CuvilOutlineKernels : Pass<"cuvil-outline-kernels", "::mlir::ModuleOp"> {
     tensors of their own (not the kernel's destination).
 
     Pads into producers (with `pads-into-producers`, the default): a
-    `tensor.pad` with static widths and a constant value that only an op's
-    result feeds (through single-use reshapes), where the op writes all of an
-    empty init without reading it and reduces nothing (the ReLU or requantize
-    in front of the next conv or pool), goes into that op's kernel: its
-    destination is the padded tensor, the border is filled (two slabs per
-    padded dimension) and the op writes the interior in place. In `main`, the
-    pad would be a buffer of its own, filled whole, with the result copied in.
+    `tensor.pad` with static widths and a constant value (not computed after
+    the op) that an op's result feeds through static reshapes, where the op's
+    init is an empty tensor it does not read or the fill of one (the ReLU or
+    requantize in front of the next conv, a max pool), goes into that op's
+    kernel: its destination is the padded tensor, the border is filled (two
+    slabs per padded dimension) and the op writes the interior in place. In
+    `main`, the pad would be a buffer of its own, filled whole, with the
+    result copied in. The result's other users read a slice of the interior:
+    all-parallel generics (a residual add, a gather) take it into their
+    kernel, others get it from `main`. A result padded twice or reshaped two
+    ways keeps its pads in `main`.
   }];
   let options = [
     Option<"rowChains", "row-chains", "bool", /*default=*/"true",
            "Outline row chains (softmax, layer norm) as one kernel each">,
     Option<"padsIntoProducers", "pads-into-producers", "bool", /*default=*/"true",
-           "A tensor.pad fed only by an op's result goes into that op's kernel, "
+           "A tensor.pad fed by an op's result goes into that op's kernel, "
            "which writes the padded tensor">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect", "::mlir::tensor::TensorDialect"];

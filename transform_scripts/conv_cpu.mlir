@@ -49,10 +49,11 @@
 //   in-register transposes). ResNet's 3x3/2 max pool: ~1.2 ms (eager 6.1 ms).
 // Pads: a pad fed by an op's result is not here any more: cuvil-outline-kernels
 //   moved it into that op's kernel, which fills the border and writes the
-//   interior in place. The others (after a pool, which reads its init; a
-//   result padded twice) each get their own buffer here
+//   interior in place. The others (a result padded twice or reshaped two
+//   ways) each get their own buffer here
 //   (transform.structured.bufferize_to_allocation, linalg.copy as the
-//   memcpy); the fill and the interior copy are vectorized row by row. A plain tensor.pad bufferizes to a generic strided memrefCopy
+//   memcpy); the fill and the interior copy are vectorized row by row. A
+//   plain tensor.pad bufferizes to a generic strided memrefCopy
 //   (~5 ms on ResNet-18); a fill + insert_slice rewrite gets identical fills
 //   CSE'd into one buffer that is then copied again for every pad.
 //

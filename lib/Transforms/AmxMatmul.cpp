@@ -885,7 +885,8 @@ private:
   /// every row block made BERT-base bf16 1.03x, int8 ~1.0x faster and
   /// ResNet-18 int8 1.08x slower; in the first row block only, 1.07x,
   /// 1.03x faster and 1.05x slower (models whose weights stay in cache lose:
-  /// 64x1024-4096-4096-1024 int8 / bf16 1.05x / 1.04x slower).
+  /// 64x1024-4096-4096-1024 int8 / bf16 1.05x / 1.04x slower; the pipeline
+  /// runs them with prefetch-groups=0, cuvil.scheduling.prefetch_weights).
   void prefetchB(Value p, Value h, Value k, Value m) {
     if (prefetchGroups <= 0)
       return;
