@@ -57,6 +57,25 @@ def test_fingerprint_follows_threads_profile_and_opt_level():
     assert len(prints) == 12
 
 
+def test_weight_prefetch_follows_the_model_weights_at_its_precision():
+    """The AMX kernels prefetch weights only for models too large to stay in
+    cache (scheduling.prefetch_weights), or of unknown size; the choice is
+    part of the pipeline, so of the cache key."""
+    from cuvil import scheduling
+    from cuvil.options import CompileOptions
+
+    def lower(pipe):
+        return pipe.step("lower").passes
+    limit = scheduling.PREFETCH_MIN_WEIGHT_BYTES
+    small, large, unknown = (pipeline.compile_pipeline(1, weight_bytes=b) for b in (limit, limit + 1, None))
+    assert pipeline.AMX_NO_PREFETCH[0] in lower(small) and pipeline.AMX[0] not in lower(small)
+    assert pipeline.AMX[0] in lower(large) and pipeline.AMX[0] in lower(unknown)
+    assert small.fingerprint() != large.fingerprint()
+    # 40M parameters: 40 MB in int8 (no prefetch), 80 MB in bf16 (prefetch).
+    int8, bf16 = (CompileOptions.make(precision=p).pipeline(1, 40_000_000) for p in ("int8", "bf16"))
+    assert pipeline.AMX_NO_PREFETCH[0] in lower(int8) and pipeline.AMX[0] in lower(bf16)
+
+
 def test_buffer_copies_call_memcpy(tmp_path):
     """llc compiles for the host's named triple: without one (mlir-translate
     writes none) it knows no C library and expands each memcpy of main's

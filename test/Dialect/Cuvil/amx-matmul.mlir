@@ -59,7 +59,10 @@
 // CHECK:             amx.tile_load %{{.*}} : memref<?x24x64x2xbf16, strided<[3072, 128, 2, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK:             amx.tile_load %[[APAD]]{{.*}} : memref<?x48x2xbf16> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-3:     amx.tile_mulf {{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// The B rows 64 groups ahead, clamped to B's last 16 of 24 groups.
+// The B rows 64 groups ahead, clamped to B's last 16 of 24 groups, only in
+// the tile's first row block (row 0).
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %c0{{.*}} : index
+// CHECK-NEXT:        scf.if %[[FIRST]] {
 // CHECK:             %[[AHEAD:.*]] = arith.minsi %{{.*}}, %c8
 // CHECK:             %[[ROW:.*]] = arith.addi %[[AHEAD]], %c0
 // CHECK:             memref.prefetch %arg1[%{{.*}}, %[[ROW]], %{{.*}}, %{{.*}}], read, locality<2>, data
