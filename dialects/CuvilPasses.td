@@ -510,7 +510,7 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
     zero. The VNNI packing then has no K to pad, which took a copy of the
     whole gathered matrix per call.
 
-    With `int8-shifted-rows` (AMX-INT8 hosts), an int8 conv of stride and
+    With `int8-shifted-rows` (AMX-INT8 and AVX512-VNNI hosts), an int8 conv of stride and
     dilation 1 whose channels are whole 64-byte tile rows (and output
     channels whole 64-column panels) is no gather and matmul but one
     linalg.generic over shifted rows of its padded input, already in the
@@ -518,6 +518,11 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
     `Y[q][f] = sum X[q + kh*WP + kw][c] * W[f][c][kh][kw]` on the padded
     width (q = oh*WP + ow; the columns past OW are dropped), A the input
     itself as [rows][C/4][4], B the weights packed [F/64][KH][KW][C/4][64][4].
+    Those extra columns (and the rows up to a whole 64-row tile) are work
+    the gather form does not do: `shifted-rows-max-extra` bounds them, in
+    percent of the output pixels (the dot-product kernel, whose time is its
+    multiply-adds, gains only where they are few; AMX's tiles, bound by
+    their reads of A, gain anyway).
   }];
   let options = [
     Option<"minInputChannels", "min-input-channels", "int64_t", /*default=*/"16",
@@ -529,7 +534,10 @@ def CuvilIm2colConv : Pass<"cuvil-im2col-conv", "::mlir::func::FuncOp"> {
            "(0: KH x KW*C as it is)">,
     Option<"int8ShiftedRows", "int8-shifted-rows", "bool", /*default=*/"false",
            "int8 stride-1 convs with channels in whole 64-byte rows: one contraction over shifted rows "
-           "of the padded input, no gather (AMX-INT8 hosts; see Im2colConv.cpp)">
+           "of the padded input, no gather (AMX-INT8 and AVX512-VNNI hosts; see Im2colConv.cpp)">,
+    Option<"shiftedRowsMaxExtra", "shifted-rows-max-extra", "int64_t", /*default=*/"0",
+           "with int8-shifted-rows: only convs whose padded-width rows (rounded up to whole 64-row "
+           "tiles) are at most this many percent more than their output pixels (0: any)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
@@ -683,7 +691,18 @@ def CuvilUnsignedInt8Lhs : Pass<"cuvil-unsigned-int8-lhs", "::mlir::func::FuncOp
     after it subtracts 128 x B's column sums (a reduction over B: for a
     weight, weight-only work that cuvil-split-prepack hoists into
     @main_prepack). Exact: i32 arithmetic wraps. Other ops are left alone.
+
+    With `shifted-rows` (hosts with `vpdpbusd` and no AMX-INT8) also
+    cuvil-im2col-conv's int8 convs over shifted rows of the padded input
+    (rank 7, loops [n/64, q, 64, kh, kw, c/4, 4], B packed as
+    [n/64][kh][kw][c/4][64][4]): A is the padded input itself, its padding
+    flips with it, and B's column sums run over kh, kw and c. On AMX hosts
+    those convs stay signed x signed (`tdpbssd` reads them as they are).
   }];
+  let options = [
+    Option<"shiftedRows", "shifted-rows", "bool", /*default=*/"false",
+           "Also rewrite the int8 convs over shifted rows (rank 7)">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];
 }

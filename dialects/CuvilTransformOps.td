@@ -14,7 +14,9 @@
 //   * `apply_patterns.cuvil.flatten_tensor_transfer_reads`: a pattern set for
 //     the dot-product kernels' VNNI reads (see the op);
 //   * `apply_patterns.cuvil.vector_contract_to_u8s8_dot`: int8 VNNI
-//     contractions as vpdpbusd (see the op).
+//     contractions as vpdpbusd (see the op);
+//   * `apply_patterns.cuvil.fold_shifted_rows_taps`: one tap of an int8 conv
+//     over shifted rows as the rank-5 VNNI contraction (see the op).
 //
 // Registered with cuvil-opt and the Python bindings (mlir::cuvil::
 // registerCuvilTransformExtension, called by registerCuvilDialect).
@@ -364,6 +366,26 @@ def ApplyVectorContractToUnsignedInt8DotPatternsOp : Op<Transform_Dialect,
     cuvil-unsigned-int8-lhs gives int8 matmuls this operand form. Only for
     hosts with the instruction: the script that applies it is picked from
     the host's CPU features.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def ApplyFoldShiftedRowsTapsPatternsOp : Op<Transform_Dialect,
+    "apply_patterns.cuvil.fold_shifted_rows_taps",
+    [DeclareOpInterfaceMethods<PatternDescriptorOpInterface>]> {
+  let cppNamespace = "::mlir::cuvil";
+  let summary = "One tap of an int8 conv over shifted rows as a VNNI matmul";
+  let description = [{
+    Drops the tap loops (kh, kw) of a tile of cuvil-im2col-conv's int8 conv
+    over shifted rows (a rank-7 `linalg.generic`, loops
+    `[n/64, q, 64, kh, kw, c/4, 4]`, A read at row `q + kh * WP + kw`) when
+    both have one iteration, as a tile holding one tap does: A's row is then
+    `q` of the tile's slice (its offset holds the shift), B's kh and kw
+    dimensions go, and the tile is the rank-5 VNNI contraction
+    `C[q][n/64][64] += A[q][c/4][4] * B[n/64][c/4][64][4]` (loops
+    `[n/64, q, 64, c/4, 4]`) that the dot-product kernel's vector steps take.
+    Upstream's unit-dim folding drops every unit loop (a one-panel tile's
+    n/64 too); this one drops those two only.
   }];
   let assemblyFormat = "attr-dict";
 }

@@ -51,6 +51,13 @@
 //     slice into a fresh 64-byte buffer: 16 malloc + free per register tile
 //     per K block, ~20% of the kernel's time (BERT shapes 370 -> 465 GFLOP/s).
 //
+// Int8 convs over shifted rows (cuvil-im2col-conv{int8-shifted-rows}, rank
+// 7, loops [n/64, q, 64, kh, kw, c/4, 4]; hosts without AMX-INT8): the same
+// forall tiles and register kernel, with the taps kh, kw inside a register
+// tile's loops (@cuvil_vnni_shifted_rows): each tap reads DOT_RM consecutive
+// pixels of the padded input, shifted by kh * WP + kw, instead of a row of
+// a gathered im2col matrix.
+//
 // Boundaries: N is padded to whole panels and odd K with one zero k row by
 // the packing, so only M has a remainder: the peeled rows run the same 1 x 16
 // dot tiles one row at a time, with their accumulators in memory (no hoisting
@@ -382,7 +389,7 @@ module attributes {transform.with_named_sequence} {
     // Its rows are whole 64-row tiles (cuvil-im2col-conv rounds them up to
     // kShiftedRowsTile), which cuvil-amx-matmul needs (static, whole 16-row
     // tiles): 64 rows whatever AMX_TM says.
-    %convs = transform.collect_matching @cuvil_match_amx_shifted_rows in %root : (!transform.any_op) -> !transform.any_op
+    %convs = transform.collect_matching @cuvil_match_int8_shifted_rows in %root : (!transform.any_op) -> !transform.any_op
     %rows = transform.param.constant 64 : i64 -> !transform.param<i64>
     transform.foreach %convs : !transform.any_op {
     ^bb0(%c: !transform.any_op):
@@ -393,9 +400,11 @@ module attributes {transform.with_named_sequence} {
   }
 
   // An int8 conv as one contraction over shifted rows of its padded input
-  // (cuvil-im2col-conv{int8-shifted-rows}, AMX-INT8 hosts): rank 7, loops
-  // [n/64, q, 64, kh, kw, c/4, 4], A's rows q + kh*WP + kw, i8 x i8 -> i32.
-  transform.named_sequence @cuvil_match_amx_shifted_rows(%op: !transform.any_op {transform.readonly})
+  // (cuvil-im2col-conv{int8-shifted-rows}): rank 7, loops
+  // [n/64, q, 64, kh, kw, c/4, 4], A's rows q + kh*WP + kw, 8-bit x 8-bit ->
+  // i32 (signed x signed on AMX-INT8 hosts; u8 x s8 elsewhere, after
+  // cuvil-unsigned-int8-lhs{shifted-rows}).
+  transform.named_sequence @cuvil_match_int8_shifted_rows(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
     transform.match.structured %op : !transform.any_op {
@@ -473,6 +482,17 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%k: !transform.any_op):
       transform.include @cuvil_vnni_split_tile failures(propagate) (%k, %rm) : (!transform.any_op, !transform.param<i64>) -> ()
     }
+    transform.include @cuvil_vnni_vector_kernel failures(propagate) (%forall, %vnni)
+      : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // Steps 4 and 5 of the header on a forall tile whose linalg.generic ops
+  // are 1 x 16 register tiles of the rank-5 VNNI contraction (loops
+  // [n/64, m, 64, k/v, v]): vectorized, as vpdpbf16ps / vpdpbusd, the
+  // accumulators hoisted out of the loops around them.
+  transform.named_sequence @cuvil_vnni_vector_kernel(%forall: !transform.any_op {transform.consumed},
+      %vnni: !transform.param<i64> {transform.readonly}) {
     %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %kernels vector_sizes [1, 1, 16, 1, %vnni] : !transform.any_op, !transform.param<i64>
     transform.apply_patterns to %forall {
@@ -524,6 +544,57 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // An int8 conv over shifted rows that no AMX schedule took (hosts with
+  // vpdpbusd and no AMX-INT8): one directly in its kernel function, not in
+  // an AMX forall tile.
+  transform.named_sequence @cuvil_match_vnni_shifted_rows(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %parent = transform.get_parent_op %op : (!transform.any_op) -> !transform.any_op
+    transform.match.operation_name %parent ["func.func"] : !transform.any_op
+    transform.include @cuvil_match_int8_shifted_rows failures(propagate) (%op)
+      : (!transform.any_op) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // The int8 conv over shifted rows on the dot-product kernel: forall tiles
+  // of DOT_TNP panels x 64 rows of the padded-width output (cuvil-im2col-conv
+  // rounds the rows up to whole 64-row tiles) with the init fused; in each,
+  // register tiles of one panel x DOT_RM rows, and inside a register tile the
+  // taps (kh, kw) and then the k quads, so that its accumulators stay in
+  // registers over the whole window (no im2col matrix: a tap reads DOT_RM
+  // consecutive pixels of the padded input, shifted by kh * WP + kw).
+  // fold_shifted_rows_taps makes each one-tap tile the rank-5 contraction
+  // that @cuvil_vnni_vector_kernel takes.
+  transform.named_sequence @cuvil_vnni_shifted_rows(%op: !transform.any_op {transform.consumed},
+      %vnni: !transform.param<i64> {transform.readonly}, %tnp: !transform.param<i64> {transform.readonly},
+      %rm: !transform.param<i64> {transform.readonly}) {
+    %rows = transform.param.constant 64 : i64 -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_forall %op tile_sizes [%tnp, %rows]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @cuvil_vnni_fuse_init failures(propagate) (%forall) : (!transform.any_op) -> ()
+    %t1, %l0, %l1, %lkh, %lkw, %lk = transform.structured.tile_using_for %t0 tile_sizes [1, %rm, 0, 1, 1, 1]
+      : (!transform.any_op, !transform.param<i64>)
+     -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+         !transform.any_op)
+    transform.sequence %l1 : !transform.any_op failures(suppress) {
+    ^bb0(%l: !transform.any_op):
+      %lc = transform.cast %l : !transform.any_op to !transform.op<"scf.for">
+      %main, %rem = transform.loop.peel %lc : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.cuvil.fold_shifted_rows_taps
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%k: !transform.any_op):
+      transform.include @cuvil_vnni_split_tile failures(propagate) (%k, %rm) : (!transform.any_op, !transform.param<i64>) -> ()
+    }
+    transform.include @cuvil_vnni_vector_kernel failures(propagate) (%forall, %vnni)
+      : (!transform.any_op, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
   // Entry point: the schedule with its default parameters.
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
     %tnp = transform.param.constant 4 : i64 -> !transform.param<i64>
@@ -557,6 +628,12 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_vnni_matmul_cpu failures(propagate) (%m, %four, %tnp, %tm, %tk2, %rm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
+    }
+    %convs = transform.collect_matching @cuvil_match_vnni_shifted_rows in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %convs : !transform.any_op {
+    ^bb0(%c: !transform.any_op):
+      transform.include @cuvil_vnni_shifted_rows failures(propagate) (%c, %four, %tnp, %rm)
+        : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     }
     transform.yield
   }

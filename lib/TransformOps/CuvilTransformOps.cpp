@@ -627,6 +627,46 @@ void cuvil::ApplyVectorContractToUnsignedInt8DotPatternsOp::populatePatterns(
 }
 
 //===----------------------------------------------------------------------===//
+// apply_patterns.cuvil.fold_shifted_rows_taps
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A rank-7 shifted-rows int8 conv tile with one kh and one kw iteration ->
+/// the rank-5 VNNI contraction of that tap (see the op's description).
+struct FoldShiftedRowsTaps : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (op.getNumLoops() != 7 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        !op.hasPureTensorSemantics())
+      return failure();
+    MLIRContext *ctx = op.getContext();
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    if (maps[1] != AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) ||
+        maps[2] != AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx) || maps[0].getNumResults() != 3 ||
+        maps[0].getResult(1) != d(5) || maps[0].getResult(2) != d(6))
+      return failure();
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (ranges[3] != 1 || ranges[4] != 1)
+      return failure();
+    linalg::ControlDropUnitDims control;
+    control.rankReductionStrategy = linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+    control.controlFn = [](Operation *) { return SmallVector<unsigned>{3, 4}; };
+    FailureOr<linalg::DropUnitDimsResult> folded = linalg::dropUnitDims(rewriter, op, control);
+    if (failed(folded))
+      return failure();
+    rewriter.replaceOp(op, folded->replacements);
+    return success();
+  }
+};
+} // namespace
+
+void cuvil::ApplyFoldShiftedRowsTapsPatternsOp::populatePatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldShiftedRowsTaps>(patterns.getContext());
+}
+
+//===----------------------------------------------------------------------===//
 // Registration
 //===----------------------------------------------------------------------===//
 

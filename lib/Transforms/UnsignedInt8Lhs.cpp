@@ -18,7 +18,9 @@
 // subtracts. The column sums read B only: for a weight they are computed
 // once, in @main_prepack (cuvil-split-prepack), and so is their -128 x. The
 // result is exact: i32 arithmetic wraps, so both sides agree modulo 2^32, and
-// the signed sum fits in i32.
+// the signed sum fits in i32. With `shifted-rows`, the same for
+// cuvil-im2col-conv's int8 convs over shifted rows (rank 7, A the padded
+// input as rows of pixels), whose B sums over the taps too.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -63,10 +65,12 @@ bool isSignedInt8DotBody(linalg::GenericOp g) {
          body.getOperations().size() == 5;
 }
 
-/// The rank-5 VNNI int8 contraction of pack_cpu.mlir (see the file header).
-bool isPackedInt8Contraction(linalg::GenericOp g) {
+/// A contraction of `loops` loops on tensors, i8 A and B -> i32 C, with a
+/// static B of rank `bRank` whose last dimension is a VNNI quad (4) and a
+/// static C[m][n/64][64].
+bool hasInt8VnniOperands(linalg::GenericOp g, unsigned loops, int64_t bRank) {
   if (!g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1 ||
-      g.getNumLoops() != 5)
+      g.getNumLoops() != loops)
     return false;
   Value a = g.getDpsInputOperand(0)->get(), b = g.getDpsInputOperand(1)->get();
   Value c = g.getDpsInitOperand(0)->get();
@@ -74,7 +78,13 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
     return false;
   auto bType = cast<RankedTensorType>(b.getType());
   auto cType = cast<RankedTensorType>(c.getType());
-  if (!bType.hasStaticShape() || !cType.hasStaticShape() || bType.getRank() != 4 || cType.getRank() != 3)
+  return bType.hasStaticShape() && cType.hasStaticShape() && bType.getRank() == bRank && cType.getRank() == 3 &&
+         bType.getShape().back() == 4;
+}
+
+/// The rank-5 VNNI int8 contraction of pack_cpu.mlir (see the file header).
+bool isPackedInt8Contraction(linalg::GenericOp g) {
+  if (!hasInt8VnniOperands(g, /*loops=*/5, /*bRank=*/4))
     return false;
   SmallVector<utils::IteratorType> it = g.getIteratorTypesArray();
   using utils::IteratorType;
@@ -88,8 +98,26 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
   SmallVector<AffineMap> maps = g.getIndexingMapsArray();
   return maps[0] == AffineMap::get(5, 0, {m, kq, v}, ctx) &&
          maps[1] == AffineMap::get(5, 0, {np, kq, j, v}, ctx) &&
-         maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx) && bType.getShape()[3] == 4 &&
-         isSignedInt8DotBody(g);
+         maps[2] == AffineMap::get(5, 0, {m, np, j}, ctx) && isSignedInt8DotBody(g);
+}
+
+/// cuvil-im2col-conv's int8 conv over shifted rows of its padded input:
+/// rank 7, loops [n/64, q, 64, kh, kw, c/4, 4], A[q + kh * WP + kw][c/4][4],
+/// B[n/64][kh][kw][c/4][64][4], C[q][n/64][64].
+bool isShiftedRowsInt8Contraction(linalg::GenericOp g) {
+  if (!hasInt8VnniOperands(g, /*loops=*/7, /*bRank=*/6))
+    return false;
+  using utils::IteratorType;
+  SmallVector<IteratorType> it = g.getIteratorTypesArray();
+  for (unsigned i = 0; i < 7; ++i)
+    if (it[i] != (i < 3 ? IteratorType::parallel : IteratorType::reduction))
+      return false;
+  MLIRContext *ctx = g.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
+  return maps[0].getNumResults() == 3 && maps[0].getResult(1) == d(5) && maps[0].getResult(2) == d(6) &&
+         maps[1] == AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) &&
+         maps[2] == AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx) && isSignedInt8DotBody(g);
 }
 
 /// The all-parallel linalg.generic with one i8 result that writes the
@@ -177,18 +205,20 @@ void rewrite(linalg::GenericOp g) {
                         }).getResult(0);
   }
 
-  // Column sums of B in C's packed layout: S[n/64][64] = sum over k/4, 4.
-  AffineExpr np, kq, j, v;
-  bindDims(ctx, np, kq, j, v);
-  SmallVector<int64_t> sumShape = {bType.getShape()[0], bType.getShape()[2]};
+  // Column sums of B in C's packed layout: S[n/64][64] = the sum over every
+  // dimension of B but its first (n/64) and second-to-last (the 64 columns):
+  // [n/64][k/4][64][4], or [n/64][kh][kw][c/4][64][4] for shifted rows.
+  const unsigned bRank = bType.getRank(), column = bRank - 2;
+  SmallVector<int64_t> sumShape = {bType.getShape()[0], bType.getShape()[column]};
   Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i32, 0));
   Value sumEmpty = tensor::EmptyOp::create(b, loc, sumShape, i32);
   Value sumInit = linalg::FillOp::create(b, loc, zero, sumEmpty).getResult(0);
-  SmallVector<AffineMap> sumMaps = {AffineMap::get(4, 0, {np, kq, j, v}, ctx),
-                                    AffineMap::get(4, 0, {np, j}, ctx)};
+  SmallVector<AffineMap> sumMaps = {
+      b.getMultiDimIdentityMap(bRank),
+      AffineMap::get(bRank, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(column, ctx)}, ctx)};
   using utils::IteratorType;
-  SmallVector<IteratorType> sumIterators = {IteratorType::parallel, IteratorType::reduction,
-                                            IteratorType::parallel, IteratorType::reduction};
+  SmallVector<IteratorType> sumIterators(bRank, IteratorType::reduction);
+  sumIterators[0] = sumIterators[column] = IteratorType::parallel;
   Value sums = linalg::GenericOp::create(
                    b, loc, TypeRange{sumInit.getType()}, ValueRange{bp}, ValueRange{sumInit}, sumMaps,
                    sumIterators,
@@ -244,7 +274,7 @@ struct CuvilUnsignedInt8LhsPass : cuvil::impl::CuvilUnsignedInt8LhsBase<CuvilUns
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> contractions;
     getOperation().walk([&](linalg::GenericOp g) {
-      if (isPackedInt8Contraction(g))
+      if (isPackedInt8Contraction(g) || (shiftedRows && isShiftedRowsInt8Contraction(g)))
         contractions.push_back(g);
     });
     for (linalg::GenericOp g : contractions)

@@ -282,7 +282,8 @@ def _options(values: dict) -> str:
 
 def raise_passes(pack_script: Path, narrow_type: str = "",
                  pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False,
-                 int8_k_multiple: int = 0, int8_shifted_rows: bool = False) -> Tuple[str, ...]:
+                 int8_k_multiple: int = 0, int8_shifted_rows: bool = False,
+                 unsigned_shifted_rows: bool = False, shifted_rows_max_extra: int = 0) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
@@ -306,7 +307,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     cancels against the next conv's NCHW -> NHWC one; with `int8_k_multiple`, AMX-INT8
     hosts, an int8 conv's windows are gathered with K a multiple of the tile rows, and
     with `int8_shifted_rows` a stride-1 int8 conv with channels in whole tile rows is one
-    contraction over shifted rows of its padded input, no windows gathered). Contractions then take bf16 / f16 operands where the model
+    contraction over shifted rows of its padded input, no windows gathered: AMX-INT8
+    and AVX512-VNNI hosts; `shifted_rows_max_extra` bounds the extra rows that form computes, in percent). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
     products too where `narrow_batched`: AMX-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
@@ -314,7 +316,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
     matmuls of a host with those dot products; int8 ones then read an
     unsigned lhs, cuvil-unsigned-int8-lhs, with B's column sums also
-    weight-only). The elementwise chains those steps leave (a bias add, a
+    weight-only; with `unsigned_shifted_rows`, hosts with vpdpbusd and no
+    AMX-INT8, the convs over shifted rows too). The elementwise chains those steps leave (a bias add, a
     head transpose and a bf16 truncation; softmax's mask add and the three
     ops reading it) are fused once more, under narrower rules than upstream's
     (cuvil-fuse-elementwise-chains: never into a contraction, never repeating
@@ -337,7 +340,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
             "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv"
-            + _options({"int8-k-multiple": int8_k_multiple, "int8-shifted-rows": int8_shifted_rows})
+            + _options({"int8-k-multiple": int8_k_multiple, "int8-shifted-rows": int8_shifted_rows,
+                        "shifted-rows-max-extra": shifted_rows_max_extra})
             + ",cuvil-propagate-channels-last)",
             "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
@@ -345,7 +349,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
                if narrow_type else "") + ")", "canonicalize", "cse",
             f"transform-preload-library{{transform-library-paths={pack_script}}}",
             f"transform-interpreter{{entry-point={pack_entry}}}", "canonicalize", "cse",
-            "func.func(cuvil-unsigned-int8-lhs)", "canonicalize", "cse",
+            "func.func(cuvil-unsigned-int8-lhs" + _options({"shifted-rows": unsigned_shifted_rows}) + ")",
+            "canonicalize", "cse",
             "cuvil-split-prepack", "canonicalize", "cse",
             "func.func(cuvil-fuse-elementwise-chains)",
             "cuvil-fold-unit-extent-dims", "canonicalize",
@@ -559,7 +564,8 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
         PassPipeline("raise", "cuvil", raise_passes(
             pack, PRECISIONS[precision], scheduling.pack_entry(target),
             scheduling.batched_bf16_contractions(target, PRECISIONS[precision]),
-            scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target)),
+            scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target),
+            scheduling.unsigned_shifted_rows(target), scheduling.shifted_rows_max_extra(target)),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile,
@@ -606,7 +612,11 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              f"`{scheduling.PACK_ENTRIES[True, False]}` or `{scheduling.PACK_ENTRIES[False, True]}` "
              f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels), "
              "and `schedule` starts with "
-             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ".\n",
+             + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ". "
+             "Without AMX-INT8, `cuvil-im2col-conv` gets `int8-shifted-rows shifted-rows-max-extra="
+             f"{scheduling.VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT}` (a stride-1 int8 conv whose padded width adds "
+             "few rows reads its padded input in place, no windows gathered) and `cuvil-unsigned-int8-lhs` "
+             "`shifted-rows` (those convs read it flipped to unsigned, for vpdpbusd).\n",
              "### on hosts with AMX-BF16 / AMX-INT8\n",
              "`schedule` runs "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.AMX_BF16_SCHEDULE + scheduling.AMX_INT8_SCHEDULE)

@@ -108,9 +108,31 @@ def int8_k_multiple(features: FrozenSet[str]) -> int:
 
 def int8_shifted_rows(features: FrozenSet[str]) -> bool:
     """Whether the raise step writes stride-1 int8 convs as one contraction
-    over shifted rows of the padded input (pipeline.raise_passes): on
-    AMX-INT8 hosts, whose tile loads read those rows in place."""
-    return amx_int8(features)
+    over shifted rows of the padded input (pipeline.raise_passes), no im2col
+    windows gathered: on AMX-INT8 hosts, whose tile loads read those rows in
+    place, and on hosts with vpdpbusd, whose kernel (matmul_dot_cpu's
+    @cuvil_vnni_shifted_rows) reads each tap's rows from the padded input."""
+    return amx_int8(features) or int8_dot_product(features)
+
+
+#: On the dot-product kernel, whose time is its multiply-adds, an int8 conv
+#: over shifted rows gains only when the extra rows it computes (the padded
+#: width's columns, the rows up to a whole 64-row tile) are few. ResNet-18
+#: int8, AMD Zen 5, 1 thread, per-kernel A/B against gather + matmul:
+#: 56 x 56 x 64 (4% extra) 1.23 -> 1.07 ms, 28 x 28 x 128 (14%) 0.85 -> 0.89.
+VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT = 8
+
+
+def shifted_rows_max_extra(features: FrozenSet[str]) -> int:
+    """The im2col conv pass's shifted-rows-max-extra (percent; 0: any): AMX
+    tiles, bound by their reads of A, gain at 14% extra too."""
+    return VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT if unsigned_shifted_rows(features) else 0
+
+
+def unsigned_shifted_rows(features: FrozenSet[str]) -> bool:
+    """Whether those convs read an unsigned lhs (cuvil-unsigned-int8-lhs
+    {shifted-rows}): vpdpbusd's u8 x s8; AMX's tdpbssd takes them signed."""
+    return int8_shifted_rows(features) and not amx_int8(features)
 
 
 #: Weights (bytes at the compiled precision) above which the AMX kernels

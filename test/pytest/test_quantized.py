@@ -226,17 +226,24 @@ def test_int8_conv_is_exact(shape, kernel, stride, padding, dilation):
 
 @pytest.mark.parametrize("features", [
     pytest.param("", marks=pytest.mark.skipif(not HAS_AMX_INT8, reason="host CPU has no AMX-INT8")),
-    "-amx"], ids=["amx", "no-amx"])
-@pytest.mark.parametrize("shape,cout,kernel,padding", [
-    ((1, 64, 32, 32), 128, 3, 1),      # 32 x 32 x 9 x 64 = 590 KB gathered: over shifted rows on AMX
-    ((1, 64, 24, 40), 64, 5, 2),       # 5 x 5 taps, a non-square input, one panel
-    ((1, 64, 34, 34), 64, 3, 0),       # no pad in front: an im2col matmul everywhere
+    pytest.param("-amx", marks=pytest.mark.skipif(not HAS_VNNI, reason="host CPU has no avx512_vnni (vpdpbusd)")),
+    "-amx,-avx512_vnni"], ids=["amx", "vnni", "no-dot-product"])
+@pytest.mark.parametrize("shape,cout,kernel,padding,vnni_rows", [
+    # 32 x 32 x 9 x 64 = 590 KB gathered: over shifted rows on AMX; on VNNI
+    # too (34 x 32 rows computed for 32 x 32 pixels: 6% extra)
+    ((1, 64, 32, 32), 128, 3, 1, True),
+    # 5 x 5 taps, a non-square input, one panel; 24 x 44 -> 1088 rows for
+    # 960 pixels: 13% extra, too many for the dot-product kernel
+    ((1, 64, 24, 40), 64, 5, 2, False),
+    ((1, 64, 34, 34), 64, 3, 0, False),  # no pad in front: an im2col matmul everywhere
 ])
-def test_int8_conv_over_shifted_rows_is_exact(shape, cout, kernel, padding, features, monkeypatch):
+def test_int8_conv_over_shifted_rows_is_exact(shape, cout, kernel, padding, vnni_rows, features, monkeypatch):
     """Stride-1 int8 convs with 64-byte channel rows: on AMX-INT8 hosts one
     contraction over shifted rows of the padded input (signed x signed
-    tiles, tdpbssd), else (and without a pad to add rows to) an im2col
-    matmul; the same exact integer sums either way."""
+    tiles, tdpbssd); on hosts with vpdpbusd and no AMX the same where the
+    padded width adds at most 8% rows (u8 x s8: the input flipped, B's sums
+    over the window); else (and without a pad to add rows to) an im2col
+    matmul; the same exact integer sums every way."""
     monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     g = torch.Generator().manual_seed(0)
     w = torch.randint(-128, 128, (cout, shape[1], kernel, kernel), dtype=torch.int8, generator=g)
@@ -246,8 +253,12 @@ def test_int8_conv_over_shifted_rows_is_exact(shape, cout, kernel, padding, feat
     fast = cuvil.compile(_Int8Conv(w, *geometry))
     want = torch.nn.functional.conv2d(q.double() - 3, w.double(), None, 1, padding)
     assert torch.equal(fast(q).double(), want)
-    shifted = "llvm.x86.tdpbssd.internal" in fast.last_signature.ir["llvm_ir"]
-    assert shifted == (features == "" and padding > 0)
+    ir = fast.last_signature.ir
+    on_amx = "llvm.x86.tdpbssd.internal" in ir["llvm_ir"]
+    assert on_amx == (features == "" and padding > 0)
+    # The shifted-rows form's weights: [F/64][KH][KW][C/4][64][4].
+    over_shifted_rows = re.search(rf"tensor<{cout // 64}x{kernel}x{kernel}x16x64x4xi8>", ir["cuvil"]) is not None
+    assert over_shifted_rows == (on_amx or (features == "-amx" and vnni_rows))
 
 
 class _Quantize(torch.nn.Module):

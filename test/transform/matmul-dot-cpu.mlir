@@ -142,3 +142,49 @@ func.func @vnni_int8(%a: tensor<128x64x4xi8>, %b: tensor<6x64x64x4xi8>) -> tenso
   } -> tensor<128x6x64xi32>
   return %r : tensor<128x6x64xi32>
 }
+
+// -----
+
+// An int8 conv over shifted rows after cuvil-unsigned-int8-lhs{shifted-rows}
+// (3x3 taps over a 10-pixel-wide padded input, 128 rows = two 64-row forall
+// tiles, 2 panels): forall tiles of 4 panels (both) x 64 rows, register tiles of one
+// panel x 4 rows, inside them the taps kh and kw and the 16 k quads, with
+// the 16 accumulators carried by all three loops (in registers over the
+// whole window); a tap reads A at row q + kh * 10 + kw, then the same 16
+// vpdpbusd per k quad as the matmul's kernel. No rank-7 op is left.
+#sra = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 10 + d4, d5, d6)>
+#srb = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+#src = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+// CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 64 + d1 + d2 * 10 + d3)>
+// CHECK-LABEL: func.func @vnni_shifted_rows
+// CHECK:         scf.forall (%[[T:.*]]) in (2)
+// CHECK:           vector.transfer_write {{.*}} : vector<1x1x64xi32>
+// CHECK:           scf.for {{.*}} to %c2 step %c1
+// CHECK:             scf.for %[[M:.*]] = %c0 to %c64 step %c4
+// CHECK:               scf.for %[[KH:.*]] = %c0 to %c3 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xi32>, vector<1x1x16xi32>, vector<1x1x16xi32>, vector<1x1x16xi32>,
+// CHECK:                 scf.for %[[KW:.*]] = %c0 to %c3 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xi32>,
+// CHECK:                   scf.for %[[K:.*]] = %c0 to %c16 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xi32>,
+// CHECK:                     %[[R:.*]] = affine.apply #[[ROW]](%[[T]], %[[M]], %[[KH]], %[[KW]])
+// CHECK:                     vector.transfer_read %{{.*}}[%[[R]], %[[K]], %c0]{{.*}} : tensor<152x16x4xi8>, vector<1x1x4xi8>
+// CHECK-COUNT-16:            cuvil.x86.dot_u8s8 {{.*}} : vector<16xi32>
+// CHECK-NOT:                 cuvil.x86.dot_u8s8
+// CHECK:                     scf.yield
+// CHECK-NOT:     vector.contract
+// CHECK-NOT:     arith.muli
+// CHECK:         return
+func.func @vnni_shifted_rows(%x: tensor<152x16x4xi8>, %w: tensor<2x3x3x16x64x4xi8>) -> tensor<128x2x64xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<128x2x64xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<128x2x64xi32>) -> tensor<128x2x64xi32>
+  %r = linalg.generic {indexing_maps = [#sra, #srb, #src],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<152x16x4xi8>, tensor<2x3x3x16x64x4xi8>) outs(%f : tensor<128x2x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %a32 = arith.extui %a : i8 to i32
+    %b32 = arith.extsi %b : i8 to i32
+    %p = arith.muli %a32, %b32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<128x2x64xi32>
+  return %r : tensor<128x2x64xi32>
+}

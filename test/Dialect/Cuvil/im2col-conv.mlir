@@ -2,6 +2,7 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{min-input-channels=3}))" | FileCheck %s --check-prefix=OPTS
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-k-multiple=64}))" | FileCheck %s --check-prefix=KM
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-k-multiple=64 int8-shifted-rows}),canonicalize)" | FileCheck %s --check-prefix=SR
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-im2col-conv{int8-shifted-rows shifted-rows-max-extra=8}),canonicalize)" | FileCheck %s --check-prefix=MX
 // Convolutions with >= 16 input and >= 32 output channels become im2col +
 // one linalg.matmul with the output channels as its columns: HWC input,
 // KH*KW strided windows gathered into [OH][OW][KH][KW*C] by one all-parallel
@@ -222,4 +223,48 @@ func.func @int8_not_shifted(%x0: tensor<1x256x14x14xi8>, %w: tensor<256x256x3x3x
   %y2 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
          ins(%x2, %w1 : tensor<1x64x58x58xi8>, tensor<64x64x3x3xi8>) outs(%init2 : tensor<1x64x56x56xi32>) -> tensor<1x64x56x56xi32>
   return %y, %y1, %y2 : tensor<1x256x14x14xi32>, tensor<1x64x28x28xi32>, tensor<1x64x56x56xi32>
+}
+
+// -----
+
+// With shifted-rows-max-extra=8 (the dot-product kernel's bound) only convs
+// whose padded-width rows, rounded up to whole 64-row tiles, are at most 8%
+// more than their pixels: 56 x 56 (56 x 58 = 3248 -> 3264 rows for 3136
+// pixels, 4%) over shifted rows, 28 x 28 (28 x 30 = 840 -> 896 for 784,
+// 14%) an im2col matmul. Without the bound (SR) both are shifted rows.
+// MX-LABEL: func.func @int8_shifted_rows_extra
+// MX:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+// MX-SAME:      outs(%{{.*}} : tensor<3264x1x64xi32>)
+// MX:         linalg.matmul
+// MX-SAME:      tensor<784x1152xi8>
+// MX:         return
+// SR-LABEL: func.func @int8_shifted_rows_extra
+// SR-NOT:     linalg.matmul
+// SR:         outs(%{{.*}} : tensor<3264x1x64xi32>)
+// SR-NOT:     linalg.matmul
+// SR:         outs(%{{.*}} : tensor<896x2x64xi32>)
+// SR-NOT:     linalg.matmul
+// SR:         return
+func.func @int8_shifted_rows_extra(%x0: tensor<1x64x56x56xi8>, %w0: tensor<64x64x3x3xi8>,
+                                   %x1: tensor<1x128x28x28xi8>, %w1: tensor<128x128x3x3xi8>)
+    -> (tensor<1x64x56x56xi32>, tensor<1x128x28x28xi32>) {
+  %zero = arith.constant 0 : i32
+  %zp = arith.constant -128 : i8
+  %p0 = tensor.pad %x0 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x64x56x56xi8> to tensor<1x64x58x58xi8>
+  %e0 = tensor.empty() : tensor<1x64x56x56xi32>
+  %i0 = linalg.fill ins(%zero : i32) outs(%e0 : tensor<1x64x56x56xi32>) -> tensor<1x64x56x56xi32>
+  %y0 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%p0, %w0 : tensor<1x64x58x58xi8>, tensor<64x64x3x3xi8>) outs(%i0 : tensor<1x64x56x56xi32>) -> tensor<1x64x56x56xi32>
+  %p1 = tensor.pad %x1 low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zp : i8
+  } : tensor<1x128x28x28xi8> to tensor<1x128x30x30xi8>
+  %e1 = tensor.empty() : tensor<1x128x28x28xi32>
+  %i1 = linalg.fill ins(%zero : i32) outs(%e1 : tensor<1x128x28x28xi32>) -> tensor<1x128x28x28xi32>
+  %y1 = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+         ins(%p1, %w1 : tensor<1x128x30x30xi8>, tensor<128x128x3x3xi8>) outs(%i1 : tensor<1x128x28x28xi32>) -> tensor<1x128x28x28xi32>
+  return %y0, %y1 : tensor<1x64x56x56xi32>, tensor<1x128x28x28xi32>
 }

@@ -1,4 +1,5 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-unsigned-int8-lhs))" | FileCheck %s
+// RUN: cuvil-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(cuvil-unsigned-int8-lhs{shifted-rows}))" | FileCheck %s --check-prefix=SR
 
 // The VNNI-packed int8 contraction pack_cpu.mlir makes of a 32x256x192
 // matmul: the lhs flipped to unsigned (xor 0x80), read zero-extended; B's
@@ -186,4 +187,64 @@ func.func @flip_through_k_padding(%x: tensor<32x250xf32>, %b: tensor<3x63x64x4xi
     linalg.yield %s : i32
   } -> tensor<32x3x64xi32>
   return %r : tensor<32x3x64xi32>
+}
+
+// -----
+
+// cuvil-im2col-conv's int8 conv over shifted rows (rank 7, A the padded
+// input as rows of pixels, B [F/64][KH][KW][C/4][64][4]): with shifted-rows
+// (hosts with vpdpbusd and no AMX) the padded input's producer writes it
+// flipped, the pad's value flips too, and C starts at -128 x B's column sums
+// taken over kh, kw, c/4 and the quad. Without the option (AMX hosts'
+// signed x signed tiles) it is left alone.
+#sra = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 10 + d4, d5, d6)>
+#srb = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+#src = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+// SR-DAG:   #[[SUMIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+// SR-DAG:   #[[SUMOUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d4)>
+// SR-LABEL: func.func @shifted_rows
+// SR:         %[[Q:.*]] = linalg.generic
+// SR:           %[[V:.*]] = arith.trunci %{{.*}} : i32 to i8
+// SR:           %[[F:.*]] = arith.xori %[[V]], %{{.*}} : i8
+// SR:           linalg.yield %[[F]] : i8
+// SR:         tensor.pad %[[Q]]
+// SR:           %[[PF:.*]] = arith.xori %{{.*}}, %{{.*}} : i8
+// SR:           tensor.yield %[[PF]] : i8
+// SR:         %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[SUMIN]], #[[SUMOUT]]], iterator_types = ["parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]}
+// SR-SAME:      ins(%{{.*}} : tensor<1x3x3x16x64x4xi8>) outs(%{{.*}} : tensor<1x64xi32>)
+// SR:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<{{.*}}x16x4xi8>, tensor<1x3x3x16x64x4xi8>) outs(%{{.*}} : tensor<64x1x64xi32>)
+// SR:           arith.extui %{{.*}} : i8 to i32
+// SR:           arith.extsi %{{.*}} : i8 to i32
+// CHECK-LABEL: func.func @shifted_rows
+// CHECK-NOT:     arith.xori
+// CHECK-NOT:     arith.extui
+func.func @shifted_rows(%acc: tensor<100x64xi32>, %w: tensor<1x3x3x16x64x4xi8>) -> tensor<64x1x64xi32> {
+  %zero = arith.constant 0 : i32
+  %zp = arith.constant -128 : i8
+  %e8 = tensor.empty() : tensor<100x64xi8>
+  %q = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : tensor<100x64xi32>) outs(%e8 : tensor<100x64xi8>) {
+  ^bb0(%a: i32, %o: i8):
+    %t = arith.trunci %a : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<100x64xi8>
+  %p = tensor.pad %q low[0, 0] high[20, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %zp : i8
+  } : tensor<100x64xi8> to tensor<120x64xi8>
+  %x = tensor.expand_shape %p [[0], [1, 2]] output_shape [120, 16, 4] : tensor<120x64xi8> into tensor<120x16x4xi8>
+  %e = tensor.empty() : tensor<64x1x64xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<64x1x64xi32>) -> tensor<64x1x64xi32>
+  %y = linalg.generic {indexing_maps = [#sra, #srb, #src],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<120x16x4xi8>, tensor<1x3x3x16x64x4xi8>) outs(%init : tensor<64x1x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %c: i32):
+    %ea = arith.extsi %a : i8 to i32
+    %eb = arith.extsi %b : i8 to i32
+    %m = arith.muli %ea, %eb : i32
+    %s = arith.addi %c, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<64x1x64xi32>
+  return %y : tensor<64x1x64xi32>
 }
