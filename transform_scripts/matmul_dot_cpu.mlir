@@ -56,7 +56,9 @@
 // forall tiles and register kernel, with the taps kh, kw inside a register
 // tile's loops (@cuvil_vnni_shifted_rows): each tap reads DOT_RM consecutive
 // pixels of the padded input, shifted by kh * WP + kw, instead of a row of
-// a gathered im2col matrix.
+// a gathered im2col matrix. Their forall tiles are 64 rows whatever DOT_TM
+// says (cuvil-im2col-conv's kShiftedRowsTile rounds their rows up to it),
+// and their K (kh x kw x c) is not blocked by DOT_TK2.
 //
 // Boundaries: N is padded to whole panels and odd K with one zero k row by
 // the packing, so only M has a remainder: the peeled rows run the same 1 x 16
@@ -490,8 +492,10 @@ module attributes {transform.with_named_sequence} {
   // Steps 4 and 5 of the header on a forall tile whose linalg.generic ops
   // are 1 x 16 register tiles of the rank-5 VNNI contraction (loops
   // [n/64, m, 64, k/v, v]): vectorized, as vpdpbf16ps / vpdpbusd, the
-  // accumulators hoisted out of the loops around them.
-  transform.named_sequence @cuvil_vnni_vector_kernel(%forall: !transform.any_op {transform.consumed},
+  // accumulators hoisted out of the loops around them. The hoisting passes
+  // consume the enclosing function's handle, which invalidates the caller's
+  // handles to anything in it (%forall included).
+  transform.named_sequence @cuvil_vnni_vector_kernel(%forall: !transform.any_op {transform.readonly},
       %vnni: !transform.param<i64> {transform.readonly}) {
     %kernels = transform.structured.match ops{["linalg.generic"]} in %forall : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %kernels vector_sizes [1, 1, 16, 1, %vnni] : !transform.any_op, !transform.param<i64>
@@ -546,7 +550,10 @@ module attributes {transform.with_named_sequence} {
 
   // An int8 conv over shifted rows that no AMX schedule took (hosts with
   // vpdpbusd and no AMX-INT8): one directly in its kernel function, not in
-  // an AMX forall tile.
+  // an AMX forall tile. (Were a signed x signed one, an AMX host's, taken
+  // here, its contractions would keep their extsi lhs, which
+  // vector_contract_to_u8s8_dot does not rewrite: generic vector code,
+  // slow but exact.)
   transform.named_sequence @cuvil_match_vnni_shifted_rows(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     %parent = transform.get_parent_op %op : (!transform.any_op) -> !transform.any_op

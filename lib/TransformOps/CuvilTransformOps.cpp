@@ -653,6 +653,8 @@ struct FoldShiftedRowsTaps : OpRewritePattern<linalg::GenericOp> {
     linalg::ControlDropUnitDims control;
     control.rankReductionStrategy = linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
     control.controlFn = [](Operation *) { return SmallVector<unsigned>{3, 4}; };
+    // dropUnitDims may leave dead ops behind when it aborts; on an op of
+    // pure tensors whose two loops have one iteration it does not.
     FailureOr<linalg::DropUnitDimsResult> folded = linalg::dropUnitDims(rewriter, op, control);
     if (failed(folded))
       return failure();

@@ -74,7 +74,8 @@ bool isPanelContraction(linalg::GenericOp g) {
 
 /// Loops [n/64, q, 64, kh, kw, c/4, 4]: cuvil-im2col-conv's int8 conv over
 /// shifted rows (A[q + kh * WP + kw][c/4][4]), which matmul_dot_cpu.mlir's
-/// AMX schedule takes with its panel loop (64 output channels: one panel).
+/// AMX and dot-product schedules take with its panel loop (64 output
+/// channels: one panel).
 bool isShiftedRowsContraction(linalg::GenericOp g) {
   using utils::IteratorType;
   if (g.getNumLoops() != 7 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)

@@ -25,14 +25,17 @@ namespace {
 
 /// Bytes of an AMX tile row; columns of a VNNI panel (pack_cpu.mlir).
 constexpr int64_t kTileRowBytes = 64, kPanel = 64;
-/// Rows of the AMX schedule's forall tiles of these convs (matmul_dot_cpu.mlir
-/// @cuvil_amx_int8_schedule tiles them by 64 rows, whatever AMX_TM says).
+/// Rows of the forall tiles of these convs (matmul_dot_cpu.mlir
+/// @cuvil_amx_int8_schedule and @cuvil_vnni_shifted_rows tile them by 64
+/// rows, whatever AMX_TM / DOT_TM say).
 constexpr int64_t kShiftedRowsTile = 64;
 /// The shifted-rows form saves the gather and the tiles' reads of its
 /// matrix from L3; a matrix that stays in L2 costs less than the padded
-/// width's extra rows (ResNet-18 int8, 1 thread, per call set: 56 x 56 x 64
-/// 0.79 -> 0.36 ms, 28 x 28 x 128 0.40 -> 0.34, but 14 x 14 x 256 (0.45 MB
-/// gathered) 0.41 -> 0.42 and 7 x 7 x 512 0.63 -> 0.70).
+/// width's extra rows (ResNet-18 int8 on AMX, 1 thread, per call set: 56 x
+/// 56 x 64 0.79 -> 0.36 ms, 28 x 28 x 128 0.40 -> 0.34, but 14 x 14 x 256
+/// (0.45 MB gathered) 0.41 -> 0.42 and 7 x 7 x 512 0.63 -> 0.70; on the
+/// dot-product kernel those two are bounded out by shifted-rows-max-extra
+/// anyway).
 constexpr int64_t kShiftedRowsMinBytes = 512 * 1024;
 
 /// The gather's window as taps x run length (d1 = 1): KH x KW*C, or more of
@@ -175,10 +178,12 @@ tensor::PadOp inputPad(linalg::Conv2DNchwFchwOp conv) {
 bool takesShiftedRows(linalg::Conv2DNchwFchwOp conv, const ConvShape &s, int64_t maxExtraPercent) {
   const int64_t pixels = s.oh * s.ow;
   const int64_t rowsQ = (s.oh * s.wp + kShiftedRowsTile - 1) / kShiftedRowsTile * kShiftedRowsTile;
+  // Any bound past 100% (a user's option) is as good as none: the product stays small.
+  const int64_t boundPercent = std::min<int64_t>(maxExtraPercent, 1000);
   return isInt8Conv(conv) && allOnes(conv.getStrides()) && allOnes(conv.getDilations()) && s.kh * s.kw > 1 &&
          s.c % kTileRowBytes == 0 && s.f % kPanel == 0 && inputPad(conv) &&
          pixels * s.kh * s.kw * s.c >= kShiftedRowsMinBytes &&
-         (maxExtraPercent <= 0 || (rowsQ - pixels) * 100 <= maxExtraPercent * pixels);
+         (boundPercent <= 0 || (rowsQ - pixels) * 100 <= boundPercent * pixels);
 }
 
 /// A stride-1 int8 conv (AMX and VNNI hosts) as one contraction over shifted rows of

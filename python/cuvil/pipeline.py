@@ -613,7 +613,7 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels), "
              "and `schedule` starts with "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ". "
-             "Without AMX-INT8, `cuvil-im2col-conv` gets `int8-shifted-rows shifted-rows-max-extra="
+             "With AVX512-VNNI and without AMX-INT8, `cuvil-im2col-conv` gets `int8-shifted-rows shifted-rows-max-extra="
              f"{scheduling.VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT}` (a stride-1 int8 conv whose padded width adds "
              "few rows reads its padded input in place, no windows gathered) and `cuvil-unsigned-int8-lhs` "
              "`shifted-rows` (those convs read it flipped to unsigned, for vpdpbusd).\n",

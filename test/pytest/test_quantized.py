@@ -230,8 +230,9 @@ def test_int8_conv_is_exact(shape, kernel, stride, padding, dilation):
     "-amx,-avx512_vnni"], ids=["amx", "vnni", "no-dot-product"])
 @pytest.mark.parametrize("shape,cout,kernel,padding,vnni_rows", [
     # 32 x 32 x 9 x 64 = 590 KB gathered: over shifted rows on AMX; on VNNI
-    # too (34 x 32 rows computed for 32 x 32 pixels: 6% extra)
+    # too (32 x 34 rows computed for 32 x 32 pixels: 6% extra)
     ((1, 64, 32, 32), 128, 3, 1, True),
+    ((1, 64, 32, 32), 64, 3, 1, True),     # one output panel: the panel loop the unit-dim folding keeps
     # 5 x 5 taps, a non-square input, one panel; 24 x 44 -> 1088 rows for
     # 960 pixels: 13% extra, too many for the dot-product kernel
     ((1, 64, 24, 40), 64, 5, 2, False),

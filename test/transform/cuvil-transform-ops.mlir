@@ -414,3 +414,60 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 }
+
+// -----
+
+// apply_patterns.cuvil.fold_shifted_rows_taps: a tile of an int8 conv over
+// shifted rows with one kh and one kw iteration loses those two loops (A's
+// row d1 + d3 * 10 + d4 becomes d1, B's kh and kw dimensions go: the rank-5
+// VNNI contraction [n/64, q, 64, c/4, 4]); the one-panel loop stays. A tile
+// with three kw iterations is left alone.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.cuvil.fold_shifted_rows_taps
+    } : !transform.any_op
+    transform.yield
+  }
+}
+
+#sra = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 + d3 * 10 + d4, d5, d6)>
+#srb = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d4, d5, d2, d6)>
+#src = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d0, d2)>
+// CHECK-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// CHECK-DAG:   #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+// CHECK-DAG:   #[[C:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+// CHECK-LABEL: func.func @one_tap
+// CHECK:         tensor.extract_slice %arg1{{.*}} : tensor<1x1x1x16x64x4xi8> to tensor<1x16x64x4xi8>
+// CHECK:         linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:      ins(%arg0, %{{.*}} : tensor<4x16x4xi8>, tensor<1x16x64x4xi8>) outs(%arg2 : tensor<4x1x64xi32>)
+func.func @one_tap(%x: tensor<4x16x4xi8>, %w: tensor<1x1x1x16x64x4xi8>, %c: tensor<4x1x64xi32>) -> tensor<4x1x64xi32> {
+  %r = linalg.generic {indexing_maps = [#sra, #srb, #src],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<4x16x4xi8>, tensor<1x1x1x16x64x4xi8>) outs(%c : tensor<4x1x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %a32 = arith.extui %a : i8 to i32
+    %b32 = arith.extsi %b : i8 to i32
+    %p = arith.muli %a32, %b32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<4x1x64xi32>
+  return %r : tensor<4x1x64xi32>
+}
+
+// CHECK-LABEL: func.func @three_taps
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]
+func.func @three_taps(%x: tensor<6x16x4xi8>, %w: tensor<1x1x3x16x64x4xi8>, %c: tensor<4x1x64xi32>) -> tensor<4x1x64xi32> {
+  %r = linalg.generic {indexing_maps = [#sra, #srb, #src],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<6x16x4xi8>, tensor<1x1x3x16x64x4xi8>) outs(%c : tensor<4x1x64xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %a32 = arith.extui %a : i8 to i32
+    %b32 = arith.extsi %b : i8 to i32
+    %p = arith.muli %a32, %b32 : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<4x1x64xi32>
+  return %r : tensor<4x1x64xi32>
+}

@@ -144,7 +144,7 @@ func.func @int8_stem(%x: tensor<1x3x26x26xi8>, %w: tensor<32x3x7x7xi8>, %x23: te
 
 // -----
 
-// With int8-shifted-rows (AMX-INT8 hosts), a stride-1 int8 conv with 64-byte
+// With int8-shifted-rows (AMX-INT8 and AVX512-VNNI hosts), a stride-1 int8 conv with 64-byte
 // channel rows and 64-column output panels whose gathered matrix would be at
 // least 512 KiB (56 x 56 x 9 x 64 = 1.8 MB) is one contraction over shifted
 // rows of its padded input, no gather: output rows q = oh * 58 + ow on the

@@ -213,7 +213,10 @@ func.func @flip_through_k_padding(%x: tensor<32x250xf32>, %b: tensor<3x63x64x4xi
 // SR:           tensor.yield %[[PF]] : i8
 // SR:         %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[SUMIN]], #[[SUMOUT]]], iterator_types = ["parallel", "reduction", "reduction", "reduction", "parallel", "reduction"]}
 // SR-SAME:      ins(%{{.*}} : tensor<1x3x3x16x64x4xi8>) outs(%{{.*}} : tensor<1x64xi32>)
-// SR:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<{{.*}}x16x4xi8>, tensor<1x3x3x16x64x4xi8>) outs(%{{.*}} : tensor<64x1x64xi32>)
+// SR:         %[[NEG:.*]] = linalg.generic {{.*}} ins(%[[SUMS]] : tensor<1x64xi32>)
+// SR:           arith.muli %{{.*}}, %c-128_i32 : i32
+// SR:         %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[NEG]] : tensor<1x64xi32>) outs(%{{.*}} : tensor<64x1x64xi32>)
+// SR:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<{{.*}}x16x4xi8>, tensor<1x3x3x16x64x4xi8>) outs(%[[INIT]] : tensor<64x1x64xi32>)
 // SR:           arith.extui %{{.*}} : i8 to i32
 // SR:           arith.extsi %{{.*}} : i8 to i32
 // CHECK-LABEL: func.func @shifted_rows
