@@ -178,7 +178,9 @@ tensor::PadOp inputPad(linalg::Conv2DNchwFchwOp conv) {
 bool takesShiftedRows(linalg::Conv2DNchwFchwOp conv, const ConvShape &s, int64_t maxExtraPercent) {
   const int64_t pixels = s.oh * s.ow;
   const int64_t rowsQ = (s.oh * s.wp + kShiftedRowsTile - 1) / kShiftedRowsTile * kShiftedRowsTile;
-  // Any bound past 100% (a user's option) is as good as none: the product stays small.
+  // A user's option may be huge: clamped, the product below cannot
+  // overflow (past 1000% only a padding wider than 5x the output row would
+  // tell the bound from none).
   const int64_t boundPercent = std::min<int64_t>(maxExtraPercent, 1000);
   return isInt8Conv(conv) && allOnes(conv.getStrides()) && allOnes(conv.getDilations()) && s.kh * s.kw > 1 &&
          s.c % kTileRowBytes == 0 && s.f % kPanel == 0 && inputPad(conv) &&
