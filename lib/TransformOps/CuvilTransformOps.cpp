@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cuvil/TransformOps/CuvilTransformOps.h"
+#include "cuvil/Transforms/ShiftedRows.h"
 
 #include "cuvil/Dialect/CuvilDialect.h"
 #include "cuvil/Dialect/CuvilOps.h"
@@ -637,15 +638,7 @@ struct FoldShiftedRowsTaps : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
-    if (op.getNumLoops() != 7 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        !op.hasPureTensorSemantics())
-      return failure();
-    MLIRContext *ctx = op.getContext();
-    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    if (maps[1] != AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) ||
-        maps[2] != AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx) || maps[0].getNumResults() != 3 ||
-        maps[0].getResult(1) != d(5) || maps[0].getResult(2) != d(6))
+    if (!op.hasPureTensorSemantics() || !cuvil::matchShiftedRowsContraction(op))
       return failure();
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (ranges[3] != 1 || ranges[4] != 1)

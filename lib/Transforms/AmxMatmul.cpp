@@ -59,6 +59,7 @@
 // place from the rows of its tap, shifted by kh * WP + kw (aIndices()).
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/ShiftedRows.h"
 #include <algorithm>
 #include <numeric>
 #include "mlir/Dialect/AMX/AMXDialect.h"
@@ -95,7 +96,7 @@ struct AmxContraction {
   int64_t vnni;    // v
   Type inType, accType;
   bool zextLhs = false, zextRhs = false;
-  /// A conv over shifted rows (hasShiftedRowsMaps): K is KH x KW taps of
+  /// A conv over shifted rows (cuvil/Transforms/ShiftedRows.h): K is KH x KW taps of
   /// `tapGroups` groups each, and tap (kh, kw) reads A's rows shifted by
   /// kh * `rowShift` + kw. 0 for a plain matmul.
   int64_t rowShift = 0, kw = 1, tapGroups = 0;
@@ -130,32 +131,6 @@ bool hasVnniMaps(linalg::GenericOp op, bool batched) {
 Value dropUnitBatch(OpBuilder &b, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   return memref::createCanonicalRankReducingSubViewOp(b, loc, memref, type.getShape().drop_front());
-}
-
-/// Whether `op` is cuvil-im2col-conv's int8 conv over shifted rows, loops
-/// [p, q, 64, kh, kw, c/4, 4] with A[q + kh * WP + kw][c/4][4],
-/// B[p][kh][kw][c/4][64][4] and C[q][p][64]; sets `rowShift` to WP.
-bool hasShiftedRowsMaps(linalg::GenericOp op, int64_t &rowShift) {
-  MLIRContext *ctx = op.getContext();
-  if (op.getNumLoops() != 7)
-    return false;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  // WP: the first result's value at kh = 1, every other loop 0.
-  SmallVector<AffineExpr> unitKh(7, getAffineConstantExpr(0, ctx));
-  unitKh[3] = getAffineConstantExpr(1, ctx);
-  auto shift = dyn_cast<AffineConstantExpr>(
-      simplifyAffineExpr(maps[0].getResult(0).replaceDims(unitKh), 7, 0));
-  if (!shift || shift.getValue() < 1)
-    return false;
-  rowShift = shift.getValue();
-  SmallVector<AffineMap> expected = {
-      AffineMap::get(7, 0, {d(1) + d(3) * rowShift + d(4), d(5), d(6)}, ctx),
-      AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx),
-      AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx)};
-  for (AffineMap &map : expected)
-    map = simplifyAffineMap(map);
-  return llvm::equal(llvm::map_range(maps, simplifyAffineMap), expected);
 }
 
 /// The shifted-rows conv's operands: B viewed as [p][kh*kw*c/4][64][4] (its
@@ -195,8 +170,8 @@ FailureOr<AmxContraction> matchShiftedRows(OpBuilder &builder, linalg::GenericOp
 FailureOr<AmxContraction> match(OpBuilder &builder, linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
-  if (int64_t rowShift = 0; hasShiftedRowsMaps(op, rowShift))
-    return matchShiftedRows(builder, op, rowShift);
+  if (std::optional<int64_t> rowShift = cuvil::matchShiftedRowsContraction(op))
+    return matchShiftedRows(builder, op, *rowShift);
   bool batched = hasVnniMaps(op, /*batched=*/true);
   if (!batched && !hasVnniMaps(op, /*batched=*/false))
     return failure();

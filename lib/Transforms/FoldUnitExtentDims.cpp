@@ -13,6 +13,7 @@
 // `d5` of a larger operand dimension: upstream folds it into an invalid op.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/ShiftedRows.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -77,19 +78,10 @@ bool isPanelContraction(linalg::GenericOp g) {
 /// AMX and dot-product schedules take with its panel loop (64 output
 /// channels: one panel).
 bool isShiftedRowsContraction(linalg::GenericOp g) {
-  using utils::IteratorType;
-  if (g.getNumLoops() != 7 || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+  if (!cuvil::matchShiftedRowsContraction(g))
     return false;
-  SmallVector<IteratorType> it = g.getIteratorTypesArray();
   SmallVector<int64_t> ranges = g.getStaticLoopRanges();
-  MLIRContext *ctx = g.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  return llvm::all_of(ArrayRef(it).take_front(3), [](IteratorType t) { return t == IteratorType::parallel; }) &&
-         llvm::all_of(ArrayRef(it).drop_front(3), [](IteratorType t) { return t == IteratorType::reduction; }) &&
-         ranges[2] == 64 && ranges[6] == 4 &&
-         maps[1] == AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) &&
-         maps[2] == AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx);
+  return ranges[2] == 64 && ranges[6] == 4;
 }
 
 bool isKeptContraction(linalg::GenericOp g) {

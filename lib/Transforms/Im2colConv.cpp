@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConvRewrite.h"
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/ShiftedRows.h"
 #include "cuvil/Transforms/Transforms.h"
 #include "mlir/Transforms/WalkPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
@@ -242,20 +243,10 @@ Value shiftedRowsConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvSh
   w = b.expand(w, {s.kh, s.kw, groups, 4, panels, kPanel}, {{0}, {1}, {2, 3}, {4, 5}});
   w = b.transpose(w, {panels, s.kh, s.kw, groups, kPanel, 4}, {4, 0, 1, 2, 5, 3});
 
-  MLIRContext *ctx = ob.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(7, 0, {d(1) + d(3) * s.wp + d(4), d(5), d(6)}, ctx),
-      AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx),
-      AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx)};
-  using utils::IteratorType;
-  SmallVector<IteratorType> iters = {IteratorType::parallel,  IteratorType::parallel,  IteratorType::parallel,
-                                     IteratorType::reduction, IteratorType::reduction, IteratorType::reduction,
-                                     IteratorType::reduction};
   auto outType = RankedTensorType::get({rowsQ, panels, kPanel}, i32);
   Value prod = linalg::GenericOp::create(
                    ob, loc, TypeRange{outType}, ValueRange{a, w}, ValueRange{acc.zeros({rowsQ, panels, kPanel})},
-                   maps, iters,
+                   cuvil::shiftedRowsMaps(ob.getContext(), s.wp), cuvil::shiftedRowsIteratorTypes(),
                    [&](OpBuilder &nb, Location l, ValueRange args) {
                      Value lhs = arith::ExtSIOp::create(nb, l, i32, args[0]);
                      Value rhs = arith::ExtSIOp::create(nb, l, i32, args[1]);

@@ -23,6 +23,7 @@
 // input as rows of pixels), whose B sums over the taps too.
 //===----------------------------------------------------------------------===//
 #include "cuvil/Transforms/Passes.h"
+#include "cuvil/Transforms/ShiftedRows.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -105,19 +106,8 @@ bool isPackedInt8Contraction(linalg::GenericOp g) {
 /// rank 7, loops [n/64, q, 64, kh, kw, c/4, 4], A[q + kh * WP + kw][c/4][4],
 /// B[n/64][kh][kw][c/4][64][4], C[q][n/64][64].
 bool isShiftedRowsInt8Contraction(linalg::GenericOp g) {
-  if (!hasInt8VnniOperands(g, /*loops=*/7, /*bRank=*/6))
-    return false;
-  using utils::IteratorType;
-  SmallVector<IteratorType> it = g.getIteratorTypesArray();
-  for (unsigned i = 0; i < 7; ++i)
-    if (it[i] != (i < 3 ? IteratorType::parallel : IteratorType::reduction))
-      return false;
-  MLIRContext *ctx = g.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = g.getIndexingMapsArray();
-  return maps[0].getNumResults() == 3 && maps[0].getResult(1) == d(5) && maps[0].getResult(2) == d(6) &&
-         maps[1] == AffineMap::get(7, 0, {d(0), d(3), d(4), d(5), d(2), d(6)}, ctx) &&
-         maps[2] == AffineMap::get(7, 0, {d(1), d(0), d(2)}, ctx) && isSignedInt8DotBody(g);
+  return hasInt8VnniOperands(g, /*loops=*/7, /*bRank=*/6) && cuvil::matchShiftedRowsContraction(g) &&
+         isSignedInt8DotBody(g);
 }
 
 /// The all-parallel linalg.generic with one i8 result that writes the
