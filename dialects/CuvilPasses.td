@@ -215,7 +215,7 @@ def CuvilVnniInterleave : Pass<"cuvil-vnni-interleave", "::mlir::func::FuncOp"> 
     On buffers: each `linalg.transpose` with permutation [0, 3, 1, 4, 2] from
     `[b][k/2][2][n/64][64]` to `[b][n/64][k/2][64][2]` with 16-bit elements
     (pack_cpu.mlir's VNNI pack of a batched product's rhs: attention's k^T
-    and v on AMX hosts, packed on every call) becomes loops over
+    and v on hosts with AMX-BF16 or AVX512-BF16, packed on every call) becomes loops over
     (b, n/64, k/2) that load the two k rows of 64 columns, interleave them
     (`vector.interleave`) and store 128 contiguous elements. The
     elementwise schedule leaves these transposes alone: vectorized as a
@@ -657,7 +657,8 @@ def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "
     cuvil-lower-to-linalg writes as linalg.generic (loops [b, m, k, n] or
     [b, m, n, k]: attention's q.k^T and p.v, whose operands are activations)
     are narrowed the same way; the pipeline sets it where a bf16 kernel
-    takes them (AMX), elsewhere they would only pay the conversions.
+    takes them (AMX tiles, vdpbf16ps), elsewhere they would only pay the
+    conversions.
     Both operands must end up with the same narrow type, else the op is left
     as it is. The accumulator, and every op that is not a contraction
     (softmax, norms, reductions, GELU), stays f32.
@@ -667,7 +668,7 @@ def CuvilNarrowContractionOperands : Pass<"cuvil-narrow-contraction-operands", "
            "bf16 | f16: truncate f32 contraction operands to it; empty: only fold existing extensions">,
     Option<"batchedContractions", "batched-contractions", "bool", /*default=*/"false",
            "with element-type: also the batched linalg.generic contractions (attention's q.k^T and "
-           "p.v; set where a bf16 kernel takes them, AMX)">,
+           "p.v; set where a bf16 kernel takes them: AMX, AVX512-BF16)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect"];

@@ -16,7 +16,9 @@
 //   * `apply_patterns.cuvil.vector_contract_to_u8s8_dot`: int8 VNNI
 //     contractions as vpdpbusd (see the op);
 //   * `apply_patterns.cuvil.fold_shifted_rows_taps`: one tap of an int8 conv
-//     over shifted rows as the rank-5 VNNI contraction (see the op).
+//     over shifted rows as the rank-5 VNNI contraction (see the op);
+//   * `apply_patterns.cuvil.fold_unit_batch`: a one-batch tile of a batched
+//     op without its batch loop (see the op).
 //
 // Registered with cuvil-opt and the Python bindings (mlir::cuvil::
 // registerCuvilTransformExtension, called by registerCuvilDialect).
@@ -386,6 +388,25 @@ def ApplyFoldShiftedRowsTapsPatternsOp : Op<Transform_Dialect,
     `[n/64, q, 64, c/4, 4]`) that the dot-product kernel's vector steps take.
     Upstream's unit-dim folding drops every unit loop (a one-panel tile's
     n/64 too); this one drops those two only.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def ApplyFoldUnitBatchPatternsOp : Op<Transform_Dialect,
+    "apply_patterns.cuvil.fold_unit_batch",
+    [DeclareOpInterfaceMethods<PatternDescriptorOpInterface>]> {
+  let cppNamespace = "::mlir::cuvil";
+  let summary = "A one-batch tile of a batched linalg.generic without its batch loop";
+  let description = [{
+    Drops loop 0 of a `linalg.generic` on tensors when it is a batch loop
+    with one iteration: parallel, of static size 1, and the leading index
+    of every operand (`d0` first in each indexing map and nowhere else), as
+    in a tile of attention's batched products holding one head. The
+    operands are read and written through rank-reducing slices, and the op
+    is the unbatched one (e.g. the rank-5 VNNI contraction
+    `[n/64, m, 64, k/2, 2]` of a rank-6 batched one) that the matmul
+    schedules take. Upstream's unit-dim folding drops every unit loop (a
+    one-panel tile's n/64 too); this one drops the batch loop only.
   }];
   let assemblyFormat = "attr-dict";
 }

@@ -228,14 +228,16 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // --- bf16 batched products on AMX hosts -----------------------------------
+  // --- bf16 batched products ----------------------------------------------
   // Attention's q.k^T and p.v after cuvil-narrow-contraction-operands{
-  // batched-contractions} (set on AMX-BF16 hosts): a rank-4 linalg.generic,
+  // batched-contractions} (set on hosts with AMX-BF16 or AVX512-BF16): a
+  // rank-4 linalg.generic,
   // loops [b, m, k, n] (cuvil-lower-to-linalg's batched cuvil.matmul) or
   // [b, m, n, k], bf16 x bf16 -> f32. Packed per batch as the matmuls are:
   //   C[b][m][n/64][64] += A[b][m][k/2][2] * Bv[b][n/64][k/2][64][2]
   // (loops [b, m, n/64, k/2, 64, 2]), which matmul_dot_cpu's @cuvil_amx_bf16
-  // tiles one batch at a time for cuvil-amx-matmul. B is an activation here
+  // tiles one batch at a time for cuvil-amx-matmul, or (no AMX) its
+  // @cuvil_vnni_bmm_cpu for vdpbf16ps. B is an activation here
   // (k^T, v), so its pack (a transpose of 32-bit k pairs for k^T, an
   // interleave of row pairs for v: 16 KB per head for BERT) runs on every
   // call, in main; A's is an expand_shape (k even), C's a reshape.
@@ -352,8 +354,9 @@ module attributes {transform.with_named_sequence} {
 
   // Entry points on hosts with dot-product units (matmul_dot_cpu.mlir
   // schedules the results): bf16 matmuls get VNNI pair panels where the host
-  // has AVX512-BF16, int8 ones quad panels where it has AVX512-VNNI; every
-  // other matmul what @cuvil_pack_matmul_rhs gives it.
+  // has AVX512-BF16 (attention's bf16 batched products too, per batch),
+  // int8 ones quad panels where it has AVX512-VNNI; every other matmul what
+  // @cuvil_pack_matmul_rhs gives it.
   transform.named_sequence @cuvil_pack_bf16_matmuls(%root: !transform.any_op {transform.readonly}) {
     %mms = transform.collect_matching @cuvil_match_packable_bf16_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
@@ -379,6 +382,7 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @cuvil_pack_matmul_rhs_bf16_vnni(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_bmms failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_bf16_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.yield
@@ -391,6 +395,7 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @cuvil_pack_matmul_rhs_bf16_int8_vnni(%root: !transform.any_op {transform.readonly}) {
+    transform.include @cuvil_pack_bf16_bmms failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_bf16_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_int8_matmuls failures(propagate) (%root) : (!transform.any_op) -> ()
     transform.include @cuvil_pack_matmul_rhs failures(propagate) (%root) : (!transform.any_op) -> ()

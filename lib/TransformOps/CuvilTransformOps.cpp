@@ -632,6 +632,21 @@ void cuvil::ApplyVectorContractToUnsignedInt8DotPatternsOp::populatePatterns(
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Drops the unit `loops` of `op` (pure tensors, each loop of one
+/// iteration: dropUnitDims may leave dead ops behind when it aborts, and on
+/// such an op it does not), reading and writing its operands through
+/// rank-reducing slices.
+LogicalResult dropUnitLoops(linalg::GenericOp op, SmallVector<unsigned> loops, PatternRewriter &rewriter) {
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy = linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  control.controlFn = [loops](Operation *) { return loops; };
+  FailureOr<linalg::DropUnitDimsResult> folded = linalg::dropUnitDims(rewriter, op, control);
+  if (failed(folded))
+    return failure();
+  rewriter.replaceOp(op, folded->replacements);
+  return success();
+}
+
 /// A rank-7 shifted-rows int8 conv tile with one kh and one kw iteration ->
 /// the rank-5 VNNI contraction of that tap (see the op's description).
 struct FoldShiftedRowsTaps : OpRewritePattern<linalg::GenericOp> {
@@ -643,22 +658,45 @@ struct FoldShiftedRowsTaps : OpRewritePattern<linalg::GenericOp> {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (ranges[3] != 1 || ranges[4] != 1)
       return failure();
-    linalg::ControlDropUnitDims control;
-    control.rankReductionStrategy = linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
-    control.controlFn = [](Operation *) { return SmallVector<unsigned>{3, 4}; };
-    // dropUnitDims may leave dead ops behind when it aborts; on an op of
-    // pure tensors whose two loops have one iteration it does not.
-    FailureOr<linalg::DropUnitDimsResult> folded = linalg::dropUnitDims(rewriter, op, control);
-    if (failed(folded))
-      return failure();
-    rewriter.replaceOp(op, folded->replacements);
-    return success();
+    return dropUnitLoops(op, {3, 4}, rewriter);
   }
 };
 } // namespace
 
 void cuvil::ApplyFoldShiftedRowsTapsPatternsOp::populatePatterns(RewritePatternSet &patterns) {
   patterns.add<FoldShiftedRowsTaps>(patterns.getContext());
+}
+
+//===----------------------------------------------------------------------===//
+// apply_patterns.cuvil.fold_unit_batch
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Whether loop 0 of `op` is a batch loop of one iteration (see the op).
+bool hasUnitBatchLoop(linalg::GenericOp op) {
+  if (op.getNumLoops() < 2 || op.getIteratorTypesArray()[0] != utils::IteratorType::parallel ||
+      op.getStaticLoopRanges()[0] != 1)
+    return false;
+  AffineExpr d0 = getAffineDimExpr(0, op.getContext());
+  return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+    return map.getNumResults() > 0 && map.getResult(0) == d0 &&
+           llvm::none_of(map.getResults().drop_front(), [&](AffineExpr e) { return e.isFunctionOfDim(0); });
+  });
+}
+
+struct FoldUnitBatch : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || !hasUnitBatchLoop(op))
+      return failure();
+    return dropUnitLoops(op, {0}, rewriter);
+  }
+};
+} // namespace
+
+void cuvil::ApplyFoldUnitBatchPatternsOp::populatePatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldUnitBatch>(patterns.getContext());
 }
 
 //===----------------------------------------------------------------------===//

@@ -311,7 +311,7 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     and AVX512-VNNI hosts; `shifted_rows_max_extra` bounds the extra rows that form computes, in percent). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
-    products too where `narrow_batched`: AMX-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
+    products too where `narrow_batched`: AMX-BF16 or AVX512-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
     64-column panels before cuvil-split-prepack, so that packing a weight runs
     once, in main_prepack (VNNI pair / quad panels for the bf16 / int8
     matmuls of a host with those dot products; int8 ones then read an
@@ -458,8 +458,9 @@ TO_LLVM = (
 
 
 #: The AMX schedule's marked tiles -> tile code, and the per-call VNNI packs of
-#: their batched products' rhs -> vector interleaves (no-ops without them): on
-#: buffers, before the linalg ops left become loops.
+#: bf16 batched products' rhs (AMX and AVX512-BF16 hosts) -> vector
+#: interleaves (no-ops without them): on buffers, before the linalg ops left
+#: become loops.
 AMX = ("func.func(cuvil-vnni-interleave,cuvil-amx-matmul)",)
 #: The same, without software prefetch of the weights (see
 #: scheduling.prefetch_weights).
@@ -610,9 +611,12 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "### on hosts with AVX512-BF16 / AVX512-VNNI (cuvil.cpu_features)\n",
              f"`raise` runs pack_cpu's `{scheduling.PACK_ENTRIES[True, True]}` (both), "
              f"`{scheduling.PACK_ENTRIES[True, False]}` or `{scheduling.PACK_ENTRIES[False, True]}` "
-             f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels), "
+             f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels; with "
+             "AVX512-BF16 also attention's bf16 batched products, per batch), "
              "and `schedule` starts with "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ". "
+             "With AVX512-BF16 and `precision=\"bf16\"`, `cuvil-narrow-contraction-operands` gets "
+             "`batched-contractions`: attention's products run on vdpbf16ps too. "
              "With AVX512-VNNI and without AMX-INT8, `cuvil-im2col-conv` gets `int8-shifted-rows shifted-rows-max-extra="
              f"{scheduling.VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT}` (a stride-1 int8 conv whose padded width adds "
              "few rows reads its padded input in place, no windows gathered) and `cuvil-unsigned-int8-lhs` "

@@ -22,10 +22,11 @@ vdpbf16ps (AVX512-BF16, x86vector), int8 x int8 -> int32 as vpdpbusd
 multiplies). On hosts with AMX, the matmul_dot_cpu entries @cuvil_amx_bf16 /
 @cuvil_amx_int8 take those of AMX's types before: forall tiles marked for
 cuvil-amx-matmul, which writes them as AMX tile code after bufferization
-(tdpbf16ps, tdpbusd on the same panels). With precision="bf16" on AMX-BF16
-hosts, attention's batched products are narrowed, packed per batch and
-tiled for the AMX tiles too. Elsewhere the fp32 kernels take bf16 operands (converted to f32,
-FMAs) and int8 ones sign-extended to i32 (multiplies and adds).
+(tdpbf16ps, tdpbusd on the same panels). With precision="bf16" on hosts
+with AMX-BF16 or AVX512-BF16, attention's batched products are narrowed,
+packed per batch and tiled for the AMX tiles or vdpbf16ps too. Elsewhere the
+fp32 kernels take bf16 operands (converted to f32, FMAs) and int8 ones
+sign-extended to i32 (multiplies and adds).
 """
 from typing import FrozenSet, Optional, Tuple
 
@@ -154,9 +155,10 @@ def prefetch_weights(weight_bytes: Optional[int]) -> bool:
 
 def batched_bf16_contractions(features: FrozenSet[str], narrow_type: str) -> bool:
     """Whether precision="bf16" narrows attention's batched products too:
-    where AMX tiles take them (matmul_dot_cpu's @cuvil_amx_bf16). Elsewhere
-    the FMA kernel would only add the conversions, so they stay f32."""
-    return narrow_type == "bf16" and amx_bf16(features)
+    where AMX tiles (matmul_dot_cpu's @cuvil_amx_bf16) or vdpbf16ps
+    (@cuvil_vnni_bmm_cpu) take them. Elsewhere the FMA kernel would only add
+    the conversions, so they stay f32."""
+    return narrow_type == "bf16" and (amx_bf16(features) or bf16_dot_product(features))
 
 
 def apply_schedule(module, schedule=DEFAULT_SCHEDULE, params=None):

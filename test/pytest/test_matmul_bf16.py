@@ -240,3 +240,17 @@ def test_amx_batched(b, m, k, n, loops):
 def test_fallback_batched_generic(b, m, k, n, loops):
     scheduled, _ = check_batched(b, m, k, n, loops, FALLBACK)
     assert "vector.fma" in scheduled and "cuvil.amx" not in scheduled
+
+
+# The same products on the dot-product kernel (hosts with avx512_bf16 and no
+# AMX: pack_cpu's bf16 VNNI entry packs them per batch, matmul_dot_cpu's
+# @cuvil_vnni_bmm_cpu tiles one head at a time and fold_unit_batch makes each
+# tile the matmul's rank-5 contraction): the same shapes as on AMX.
+@needs_bf16
+@pytest.mark.parametrize("b,m,k,n,loops", [(12, 128, 64, 128, "bmkn"), (12, 128, 128, 64, "bmkn"),
+                                           (3, 37, 33, 70, "bmkn"), (1, 48, 64, 200, "bmnk")])
+def test_dot_batched(b, m, k, n, loops):
+    scheduled, llvm_ir = check_batched(b, m, k, n, loops, DOT)
+    assert "x86vector.avx512.dot" in scheduled and "vector.contract" not in scheduled
+    assert "linalg.generic" not in scheduled.split("func.func @bmm(")[1]   # nothing left as loops
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in llvm_ir

@@ -122,20 +122,22 @@ def test_precision_truncates_operands_not_accumulators():
 BATCHED_VNNI = '"parallel", "parallel", "parallel", "reduction", "parallel", "reduction"'
 
 
-@pytest.mark.parametrize("features", ["", "-amx"], ids=["host", "no-amx"])
-def test_attention_products_take_bf16_where_amx_runs_them(features, monkeypatch):
+@pytest.mark.parametrize("features", ["", "-amx", "-amx,-avx512_bf16"], ids=["host", "no-amx", "no-bf16-unit"])
+def test_attention_products_take_bf16_where_a_bf16_unit_runs_them(features, monkeypatch):
     """precision="bf16" narrows attention's q.k^T and p.v too where AMX tiles
-    take them (packed per call); elsewhere they stay f32 products."""
-    amx = scheduling.amx_bf16(cpu_features.features(features))
-    if features == "" and not amx:
-        pytest.skip("host CPU has no AMX-BF16: the batched products stay f32 here (the no-amx case)")
+    or vdpbf16ps take them (packed per call); elsewhere they stay f32
+    products."""
+    target = cpu_features.features(features)
+    bf16_unit = scheduling.amx_bf16(target) or scheduling.bf16_dot_product(target)
+    if features == "-amx" and not bf16_unit:
+        pytest.skip("host CPU has no AVX512-BF16: without AMX this is the no-bf16-unit case")
     monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     model32, make = MODELS["bert"]
     torch.manual_seed(4)
     x = make()
     fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
     raised = fast.stage_ir("cuvil")
-    assert (BATCHED_VNNI in raised) == amx
+    assert (BATCHED_VNNI in raised) == bf16_unit
     with torch.no_grad():
         ref = model32(x)
     rel = _max_error(fast(x), ref) / float(ref.abs().max())

@@ -471,3 +471,81 @@ func.func @three_taps(%x: tensor<6x16x4xi8>, %w: tensor<1x1x3x16x64x4xi8>, %c: t
   } -> tensor<4x1x64xi32>
   return %r : tensor<4x1x64xi32>
 }
+
+// -----
+
+// apply_patterns.cuvil.fold_unit_batch: a one-batch tile of a batched VNNI
+// contraction (loops [b, n/64, m, 64, k/2, 2]) loses its batch loop, read
+// and written through rank-reducing slices: the rank-5 contraction of one
+// head. Two batches, or a loop 0 that an operand does not index first (B
+// shared by the batch), are left alone.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %f = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %f {
+      transform.apply_patterns.cuvil.fold_unit_batch
+    } : !transform.any_op
+    transform.yield
+  }
+}
+
+#ba = affine_map<(b, n, m, j, k, v) -> (b, m, k, v)>
+#bb = affine_map<(b, n, m, j, k, v) -> (b, n, k, j, v)>
+#bc = affine_map<(b, n, m, j, k, v) -> (b, m, n, j)>
+#shared = affine_map<(b, n, m, j, k, v) -> (n, k, j, v)>
+// CHECK-DAG:   #[[A:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// CHECK-DAG:   #[[B:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
+// CHECK-DAG:   #[[C:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d0, d2)>
+// CHECK-LABEL: func.func @one_batch
+// CHECK:         tensor.extract_slice %arg0{{.*}} : tensor<1x4x8x2xbf16> to tensor<4x8x2xbf16>
+// CHECK:         tensor.extract_slice %arg1{{.*}} : tensor<1x1x8x64x2xbf16> to tensor<1x8x64x2xbf16>
+// CHECK:         linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:      outs(%{{.*}} : tensor<4x1x64xf32>)
+// CHECK:         tensor.insert_slice {{.*}} : tensor<4x1x64xf32> into tensor<1x4x1x64xf32>
+func.func @one_batch(%a: tensor<1x4x8x2xbf16>, %b: tensor<1x1x8x64x2xbf16>, %c: tensor<1x4x1x64xf32>) -> tensor<1x4x1x64xf32> {
+  %r = linalg.generic {indexing_maps = [#ba, #bb, #bc],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : tensor<1x4x8x2xbf16>, tensor<1x1x8x64x2xbf16>) outs(%c : tensor<1x4x1x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x1x64xf32>
+  return %r : tensor<1x4x1x64xf32>
+}
+
+// CHECK-LABEL: func.func @two_batches
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+func.func @two_batches(%a: tensor<2x4x8x2xbf16>, %b: tensor<2x1x8x64x2xbf16>, %c: tensor<2x4x1x64xf32>) -> tensor<2x4x1x64xf32> {
+  %r = linalg.generic {indexing_maps = [#ba, #bb, #bc],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : tensor<2x4x8x2xbf16>, tensor<2x1x8x64x2xbf16>) outs(%c : tensor<2x4x1x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x1x64xf32>
+  return %r : tensor<2x4x1x64xf32>
+}
+
+// CHECK-LABEL: func.func @shared_rhs
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+func.func @shared_rhs(%a: tensor<1x4x8x2xbf16>, %b: tensor<1x8x64x2xbf16>, %c: tensor<1x4x1x64xf32>) -> tensor<1x4x1x64xf32> {
+  %r = linalg.generic {indexing_maps = [#ba, #shared, #bc],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : tensor<1x4x8x2xbf16>, tensor<1x8x64x2xbf16>) outs(%c : tensor<1x4x1x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x1x64xf32>
+  return %r : tensor<1x4x1x64xf32>
+}

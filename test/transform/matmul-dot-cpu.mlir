@@ -188,3 +188,44 @@ func.func @vnni_shifted_rows(%x: tensor<152x16x4xi8>, %w: tensor<2x3x3x16x64x4xi
   } -> tensor<128x2x64xi32>
   return %r : tensor<128x2x64xi32>
 }
+
+// -----
+
+// Attention's q.k^T as pack_cpu.mlir's @cuvil_pack_bf16_bmms packs it (BERT-
+// base: 12 heads, 128 x 64 @ 64 x 128; loops [b, m, n/64, k/2, 64, 2]):
+// scf.forall over one head x 64 rows (both panels) with the fill fused;
+// fold_unit_batch drops the tile's batch loop, and the rest is the matmul's
+// kernel: 4-row x 64-column register tiles, 16 accumulators carried over the
+// 32 k pairs, A read at the tile's head, 16 vdpbf16ps per k pair.
+// CHECK-LABEL: func.func @vnni_bmm
+// CHECK-NOT:     linalg.generic
+// CHECK:         scf.forall (%[[B:.*]], %{{.*}}) in (12, 2)
+// CHECK:           vector.transfer_write {{.*}} : vector<1x1x1x64xf32>
+// CHECK:           scf.for {{.*}} to %c2 step %c1
+// CHECK:             scf.for {{.*}} to %c64 step %c4
+// CHECK:               scf.for {{.*}} to %c32 step %c1 iter_args({{.*}}) -> ({{.*}}vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>,
+// CHECK:                 vector.transfer_read %arg0[%[[B]], {{.*}} : tensor<12x128x32x2xbf16>, vector<1x1x2xbf16>
+// CHECK-COUNT-16:        x86vector.avx512.dot {{.*}} : vector<32xbf16> -> vector<16xf32>
+// CHECK-NOT:             x86vector.avx512.dot
+// CHECK:                 scf.yield
+// CHECK-NOT:     vector.contract
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+func.func @vnni_bmm(%a: tensor<12x128x32x2xbf16>, %b: tensor<12x2x32x64x2xbf16>) -> tensor<12x128x2x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12x128x2x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<12x128x2x64xf32>) -> tensor<12x128x2x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k, j, v) -> (b, m, k, v)>,
+                                        affine_map<(b, m, n, k, j, v) -> (b, n, k, j, v)>,
+                                        affine_map<(b, m, n, k, j, v) -> (b, m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<12x128x32x2xbf16>, tensor<12x2x32x64x2xbf16>) outs(%f : tensor<12x128x2x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<12x128x2x64xf32>
+  return %r : tensor<12x128x2x64xf32>
+}

@@ -69,10 +69,12 @@ func.func @others(%x: tensor<64x256xf32>, %w: tensor<256x512xf32>, %a: tensor<8x
 
 // -----
 
-// AMX-BF16 hosts (@cuvil_pack_matmul_rhs_amx_bf16): attention's bf16 products,
-// loops [b, m, k, n] (q.k^T) and [b, m, n, k] (p.v), packed per batch:
-// A's k pairs by an expand_shape, B into [b][n/64][k/2][64][2] by the pair
-// transpose cuvil-vnni-interleave writes, C along n by reshapes only.
+// Attention's bf16 products on hosts with AVX512-BF16
+// (@cuvil_pack_matmul_rhs_bf16_vnni) and AMX-BF16 hosts
+// (@cuvil_pack_matmul_rhs_amx_bf16), loops [b, m, k, n] (q.k^T) and
+// [b, m, n, k] (p.v), packed per batch: A's k pairs by an expand_shape, B
+// into [b][n/64][k/2][64][2] by the pair transpose cuvil-vnni-interleave
+// writes, C along n by reshapes only.
 // AMX-LABEL: func.func @attention_products
 // AMX:         %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [12, 128, 32, 2]
 // AMX:         %[[BK:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2], [3, 4]] output_shape [12, 32, 2, 2, 64]
@@ -80,9 +82,13 @@ func.func @others(%x: tensor<64x256xf32>, %w: tensor<256x512xf32>, %a: tensor<8x
 // AMX:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]} ins(%[[A]], %[[B]] : tensor<12x128x32x2xbf16>, tensor<12x2x32x64x2xbf16>) outs(%{{.*}} : tensor<12x128x2x64xf32>)
 // AMX:         linalg.transpose ins(%{{.*}} : tensor<12x64x2x1x64xbf16>) outs(%{{.*}} : tensor<12x1x64x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
 // AMX:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12x128x64x2xbf16>, tensor<12x1x64x64x2xbf16>) outs(%{{.*}} : tensor<12x128x1x64xf32>)
-// Without AMX the products keep their form (batch_matmul_cpu's kernel).
 // CHECK-LABEL: func.func @attention_products
-// CHECK-NOT:     linalg.transpose
+// CHECK:       %[[A:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [12, 128, 32, 2]
+// CHECK:       %[[BK:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2], [3, 4]] output_shape [12, 32, 2, 2, 64]
+// CHECK:       %[[B:.*]] = linalg.transpose ins(%[[BK]] : tensor<12x32x2x2x64xbf16>) outs(%{{.*}} : tensor<12x2x32x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+// CHECK:       linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]} ins(%[[A]], %[[B]] : tensor<12x128x32x2xbf16>, tensor<12x2x32x64x2xbf16>) outs(%{{.*}} : tensor<12x128x2x64xf32>)
+// CHECK:       linalg.transpose ins(%{{.*}} : tensor<12x64x2x1x64xbf16>) outs(%{{.*}} : tensor<12x1x64x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+// CHECK:       linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12x128x64x2xbf16>, tensor<12x1x64x64x2xbf16>) outs(%{{.*}} : tensor<12x128x1x64xf32>)
 func.func @attention_products(%q: tensor<12x128x64xbf16>, %kt: tensor<12x64x128xbf16>, %p: tensor<12x128x128xbf16>, %v: tensor<12x128x64xbf16>)
     -> (tensor<12x128x128xf32>, tensor<12x128x64xf32>) {
   %zero = arith.constant 0.0 : f32

@@ -300,8 +300,8 @@ func.func @truncated_in_producer_through_reshape(%x: tensor<1x8x16xf32>, %w: ten
 // -----
 
 // Attention's q.k^T as cuvil-lower-to-linalg writes it (loops [b, m, k, n]):
-// narrowed only with batched-contractions (AMX hosts, whose tiles take it);
-// the truncation goes into the scaling op that produces q.
+// narrowed only with batched-contractions (hosts whose AMX tiles or
+// vdpbf16ps take it); the truncation goes into the scaling op that produces q.
 // BF16-LABEL: func.func @batched_product
 // BF16:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x8x16xf32>, tensor<2x16x8xf32>)
 // BATCHED-LABEL: func.func @batched_product
