@@ -296,7 +296,7 @@ def main():
     out.with_suffix(".json").write_text(json.dumps(dict(meta=meta, results=results), indent=2))
     out.with_suffix(".md").write_text(table)
     if chart(results, out.with_suffix(".png")):
-        print(f"wrote {out}.json, .md, .png")
+        print(f"wrote {out.with_suffix('')}.json, .md, .png")
 
 
 if __name__ == "__main__":

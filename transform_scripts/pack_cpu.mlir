@@ -100,26 +100,14 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // --- bf16 (AVX512-BF16 hosts): VNNI panels for vdpbf16ps -----------------
-  // A packable matmul (as above) with 16-bit operands and a 32-bit result:
-  // bf16 x bf16 -> f32 after the raise step (it produces no f16 x f16 -> f32
-  // contraction; the bit width is all a matcher can see).
-  transform.named_sequence @cuvil_match_packable_bf16_matmul(%op: !transform.any_op {transform.readonly})
-      -> !transform.any_op {
-    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
-    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-    transform.include @cuvil_match_packable_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
-    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
-    transform.yield %op : !transform.any_op
-  }
-
-  // --- int8 (AVX512-VNNI hosts): quad panels for vpdpbusd -------------------
-  // An int8 x int8 -> int32 matmul with static M >= 16 and N >= 64: one
-  // 64-column panel already pays here (the plain kernel multiplies
-  // sign-extended i32 lanes, a quarter of vpdpbusd's products per
-  // instruction), e.g. the 64-channel convolutions of a ResNet's first stage.
-  transform.named_sequence @cuvil_match_packable_int8_matmul(%op: !transform.any_op {transform.readonly})
+  // --- dot-product hosts: VNNI panels -------------------------------------
+  // A linalg.matmul with static M >= 16 and N >= 64: on the dot-product
+  // kernels one 64-column panel already pays (the plain kernel multiplies
+  // bf16 operands converted to f32, half of vdpbf16ps's products per
+  // instruction, and int8 ones sign-extended to i32, a quarter of
+  // vpdpbusd's), e.g. the 64-channel convolutions of a ResNet's first stage
+  // and its stem.
+  transform.named_sequence @cuvil_match_packable_dot_matmul(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
     transform.match.structured %op : !transform.any_op {
@@ -132,8 +120,28 @@ module attributes {transform.with_named_sequence} {
       transform.match.param.cmpi ge %n, %min_n : !transform.param<i64>
       transform.match.structured.yield
     }
+    transform.yield %op : !transform.any_op
+  }
+
+  // bf16 (AVX512-BF16 hosts), for vdpbf16ps: 16-bit operands and a 32-bit
+  // result: bf16 x bf16 -> f32 after the raise step (it produces no
+  // f16 x f16 -> f32 contraction; the bit width is all a matcher can see).
+  transform.named_sequence @cuvil_match_packable_bf16_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  // int8 (AVX512-VNNI hosts), for vpdpbusd: int8 x int8 -> int32.
+  transform.named_sequence @cuvil_match_packable_int8_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
     %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
     %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c8, %c32)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
     transform.yield %op : !transform.any_op
@@ -302,7 +310,30 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A linalg.batch_matmul with bf16 operands and an f32 result: the products
+  // of cuvil-winograd-conv's transformed tiles and filters, narrowed by
+  // precision="bf16" (B is weight-only: its pack runs once, in
+  // main_prepack). Generalized, it is a [b, m, n, k] product as above.
+  transform.named_sequence @cuvil_match_bf16_batch_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.operation_name %op ["linalg.batch_matmul"] : !transform.any_op
+    %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
   transform.named_sequence @cuvil_pack_bf16_bmms(%root: !transform.any_op {transform.readonly}) {
+    %named = transform.collect_matching @cuvil_match_bf16_batch_matmul in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %named : !transform.any_op {
+    ^bb0(%op: !transform.any_op):
+      transform.sequence %op : !transform.any_op failures(suppress) {
+      ^bb1(%o: !transform.any_op):
+        %g = transform.structured.generalize %o : (!transform.any_op) -> !transform.any_op
+        transform.include @cuvil_pack_bmm_vnni failures(propagate) (%g) : (!transform.any_op) -> ()
+      }
+    }
     %bmkn = transform.collect_matching @cuvil_match_bf16_bmkn in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmkn : !transform.any_op {
     ^bb0(%op: !transform.any_op):

@@ -283,7 +283,8 @@ def _options(values: dict) -> str:
 def raise_passes(pack_script: Path, narrow_type: str = "",
                  pack_entry: str = "cuvil_pack_matmul_rhs", narrow_batched: bool = False,
                  int8_k_multiple: int = 0, int8_shifted_rows: bool = False,
-                 unsigned_shifted_rows: bool = False, shifted_rows_max_extra: int = 0) -> Tuple[str, ...]:
+                 unsigned_shifted_rows: bool = False, shifted_rows_max_extra: int = 0,
+                 im2col_min_input_channels: int = 0) -> Tuple[str, ...]:
     """linalg from the importer -> Cuvil's form, weights split into main_prepack.
 
     First torch-mlir's tm_tensor ops (scatter / index_put, sort / topk, cumsum /
@@ -308,7 +309,9 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
     hosts, an int8 conv's windows are gathered with K a multiple of the tile rows, and
     with `int8_shifted_rows` a stride-1 int8 conv with channels in whole tile rows is one
     contraction over shifted rows of its padded input, no windows gathered: AMX-INT8
-    and AVX512-VNNI hosts; `shifted_rows_max_extra` bounds the extra rows that form computes, in percent). Contractions then take bf16 / f16 operands where the model
+    and AVX512-VNNI hosts; `shifted_rows_max_extra` bounds the extra rows that form computes, in percent;
+    `im2col_min_input_channels` 1: f32 convs with few input channels too, where
+    precision="bf16" puts the matmul on vdpbf16ps). Contractions then take bf16 / f16 operands where the model
     extends them from bf16 / f16 (a bf16 model), or where `narrow_type`
     ("bf16", "f16": precision=) asks; they accumulate in f32 (attention's batched
     products too where `narrow_batched`: AMX-BF16 or AVX512-BF16 hosts). pack_cpu.mlir packs the rhs of each large matmul into
@@ -340,8 +343,8 @@ def raise_passes(pack_script: Path, narrow_type: str = "",
             "linalg-fuse-elementwise-ops", "canonicalize", "cse",
             "cuvil-lower-to-linalg", "canonicalize", "cse",
             "func.func(cuvil-widen-bool-tensors,cuvil-winograd-conv,cuvil-im2col-conv"
-            + _options({"int8-k-multiple": int8_k_multiple, "int8-shifted-rows": int8_shifted_rows,
-                        "shifted-rows-max-extra": shifted_rows_max_extra})
+            + _options({"min-input-channels": im2col_min_input_channels, "int8-k-multiple": int8_k_multiple,
+                        "int8-shifted-rows": int8_shifted_rows, "shifted-rows-max-extra": shifted_rows_max_extra})
             + ",cuvil-propagate-channels-last)",
             "canonicalize", "cse",
             "func.func(cuvil-narrow-contraction-operands"
@@ -566,7 +569,8 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
             pack, PRECISIONS[precision], scheduling.pack_entry(target),
             scheduling.batched_bf16_contractions(target, PRECISIONS[precision]),
             scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target),
-            scheduling.unsigned_shifted_rows(target), scheduling.shifted_rows_max_extra(target)),
+            scheduling.unsigned_shifted_rows(target), scheduling.shifted_rows_max_extra(target),
+            scheduling.im2col_min_input_channels(target, PRECISIONS[precision])),
                      libraries=(pack,)),
         TransformSchedule("schedule", "scheduled", scripts),
         PassPipeline("lower", "llvm", lower_passes(num_threads, profile,
@@ -612,11 +616,13 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              f"`raise` runs pack_cpu's `{scheduling.PACK_ENTRIES[True, True]}` (both), "
              f"`{scheduling.PACK_ENTRIES[True, False]}` or `{scheduling.PACK_ENTRIES[False, True]}` "
              f"instead of `{scheduling.PACK_ENTRY}` (bf16 / int8 matmuls' weights in VNNI panels; with "
-             "AVX512-BF16 also attention's bf16 batched products, per batch), "
+             "AVX512-BF16 also attention's bf16 batched products and Winograd's bf16 batch matmuls, per batch), "
              "and `schedule` starts with "
              + ", ".join(f"`{s}.mlir` @{e}" for s, e in scheduling.DOT_SCHEDULE) + ". "
              "With AVX512-BF16 and `precision=\"bf16\"`, `cuvil-narrow-contraction-operands` gets "
-             "`batched-contractions`: attention's products run on vdpbf16ps too. "
+             "`batched-contractions`: attention's products run on vdpbf16ps too; without AMX-BF16, "
+             "`cuvil-im2col-conv` also gets `min-input-channels=1` (a few-channel conv, a ResNet's stem, "
+             "is an im2col matmul on vdpbf16ps, not a direct conv converting bf16 to f32). "
              "With AVX512-VNNI and without AMX-INT8, `cuvil-im2col-conv` gets `int8-shifted-rows shifted-rows-max-extra="
              f"{scheduling.VNNI_SHIFTED_ROWS_MAX_EXTRA_PERCENT}` (a stride-1 int8 conv whose padded width adds "
              "few rows reads its padded input in place, no windows gathered) and `cuvil-unsigned-int8-lhs` "

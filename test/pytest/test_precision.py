@@ -144,6 +144,43 @@ def test_attention_products_take_bf16_where_a_bf16_unit_runs_them(features, monk
     assert 1e-5 < rel <= 0.03, rel
 
 
+class StemAndBlock(torch.nn.Module):
+    """A ResNet's 3-channel 7x7 stem and a 64-channel basic block (its 3x3
+    stride-1 convs: Winograd batch matmuls)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False), torch.nn.BatchNorm2d(64),
+                                        torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1))
+        self.block = BasicBlock(64, 64, 1)
+
+    def forward(self, x):
+        return self.block(self.stem(x))
+
+
+@pytest.mark.parametrize("features", ["", "-amx,-avx512_bf16"], ids=["host", "no-bf16-unit"])
+def test_precision_bf16_convs_take_the_bf16_unit(features, monkeypatch):
+    """precision="bf16" on a host with vdpbf16ps and no AMX: the stem (3
+    input channels) is an im2col matmul, not a direct conv, and Winograd's
+    batch matmuls are packed per batch for the bf16 kernels (AMX hosts pack
+    those too); elsewhere both stay as they were (f32 FMAs)."""
+    target = cpu_features.features(features)
+    dot = scheduling.bf16_dot_product(target) and not scheduling.amx_bf16(target)
+    bf16_unit = scheduling.amx_bf16(target) or scheduling.bf16_dot_product(target)
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
+    torch.manual_seed(5)
+    model32 = randomize_bn(StemAndBlock()).eval()
+    x = torch.randn(1, 3, 64, 64)
+    fast = CompiledModule(model32, (x,), precision="bf16", use_cache=False)
+    raised = fast.stage_ir("cuvil")
+    assert ("linalg.conv_2d_nchw_fchw" in raised) == (not dot)
+    assert (BATCHED_VNNI in raised) == bf16_unit
+    with torch.no_grad():
+        ref = model32(x)
+    rel = _max_error(fast(x), ref) / float(ref.abs().max())
+    assert 1e-5 < rel <= 0.03, rel
+
+
 def test_precision_is_part_of_the_cache_key(tmp_path):
     model32, make = MODELS["mlp"]
     x = make()
@@ -276,11 +313,14 @@ def test_bf16_kernel_is_picked_from_the_cpu_features(features, kernel, monkeypat
     assert 1e-5 < rel <= 0.03, rel
 
 
-def test_direct_convolution_keeps_its_vector_kernel_with_bf16_operands():
+def test_direct_convolution_keeps_its_vector_kernel_with_bf16_operands(monkeypatch):
     """The few-channel convolutions conv_cpu schedules directly (a ResNet
-    stem) read bf16 and run the same 16/32-lane FMA kernel as in f32 (without
-    sink_ops in conv_cpu's vector lowering they were unrolled to scalars:
-    ResNet-18's stem 57 ms instead of 3)."""
+    stem, on hosts without a bf16 unit: elsewhere it is an im2col matmul,
+    test_precision_bf16_convs_take_the_bf16_unit) read bf16 and run the same
+    16/32-lane FMA kernel as in f32 (without sink_ops in conv_cpu's vector
+    lowering they were unrolled to scalars: ResNet-18's stem 57 ms instead
+    of 3)."""
+    monkeypatch.setenv("CUVIL_CPU_FEATURES", "-amx,-avx512_bf16")
     torch.manual_seed(0)
     model = torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False).eval()
     x = torch.randn(1, 3, 64, 64)

@@ -122,3 +122,41 @@ func.func @attention_products(%q: tensor<12x128x64xbf16>, %kt: tensor<12x64x128x
   } -> tensor<12x128x64xf32>
   return %s, %o : tensor<12x128x128xf32>, tensor<12x128x64xf32>
 }
+
+// -----
+
+// cuvil-winograd-conv's batch matmul after precision="bf16" narrowed it:
+// generalized and packed per batch as attention's products are, B a weight
+// (the transformed filters): its pair transpose is weight-only work, in
+// main_prepack.
+// CHECK-LABEL: func.func @winograd_products
+// CHECK:         tensor.expand_shape %arg0 {{\[\[}}0], [1], [2, 3]] output_shape [36, 196, 32, 2]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<36x196x32x2xbf16>, tensor<36x1x32x64x2xbf16>) outs(%{{.*}} : tensor<36x196x1x64xf32>)
+// CHECK-NOT:     linalg.batch_matmul
+// PREPACK-LABEL: func.func @winograd_products(
+// PREPACK-SAME:      tensor<36x1x32x64x2xbf16> {cuvil.packed = 0 : i64}
+// PREPACK-NOT:     linalg.transpose
+// PREPACK-LABEL: func.func @winograd_products_prepack
+// PREPACK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<36x1x32x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+func.func @winograd_products(%a: tensor<36x196x64xbf16>, %w: tensor<36x64x64xbf16> {cuvil.weight}) -> tensor<36x196x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<36x196x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<36x196x64xf32>) -> tensor<36x196x64xf32>
+  %r = linalg.batch_matmul ins(%a, %w : tensor<36x196x64xbf16>, tensor<36x64x64xbf16>) outs(%f : tensor<36x196x64xf32>) -> tensor<36x196x64xf32>
+  return %r : tensor<36x196x64xf32>
+}
+
+// -----
+
+// One 64-column panel already takes the VNNI layout (a ResNet stem's im2col
+// matmul: 12544 x 148 x 64).
+// CHECK-LABEL: func.func @one_panel
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12544x74x2xbf16>, tensor<1x74x64x2xbf16>) outs(%{{.*}} : tensor<12544x1x64xf32>)
+// CHECK-NOT:     linalg.matmul
+func.func @one_panel(%x: tensor<12544x148xbf16>, %w: tensor<148x64xbf16> {cuvil.weight}) -> tensor<12544x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<12544x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<12544x64xf32>) -> tensor<12544x64xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<12544x148xbf16>, tensor<148x64xbf16>) outs(%f : tensor<12544x64xf32>) -> tensor<12544x64xf32>
+  return %r : tensor<12544x64xf32>
+}
