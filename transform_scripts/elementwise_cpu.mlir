@@ -264,7 +264,7 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  // The VNNI pair pack of a batched product's rhs (pack_cpu.mlir, AMX hosts):
+  // The VNNI pair pack of a batched product's rhs (pack_cpu.mlir, bf16 hosts):
   // a rank-5 linalg.transpose of 16-bit elements whose innermost output dim
   // is the k pair. Left to cuvil-vnni-interleave (after bufferization), which
   // writes it as row loads and vector.interleave.

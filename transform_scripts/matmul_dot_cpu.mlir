@@ -296,8 +296,8 @@ module attributes {transform.with_named_sequence} {
   }
 
   // The batched VNNI contraction of pack_cpu's @cuvil_pack_bf16_bmms
-  // (attention's products on AMX-BF16 hosts): rank 6, loops
-  // [b, m, n/64, k/2, 64, 2], bf16 x bf16 -> f32.
+  // (attention's products and Winograd's batch matmuls, precision="bf16"):
+  // rank 6, loops [b, m, n/64, k/2, 64, 2], bf16 x bf16 -> f32.
   transform.named_sequence @cuvil_match_vnni_bmm(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
@@ -350,9 +350,9 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // Attention's batched bf16 products on the dot-product kernel (hosts with
-  // AVX512-BF16 and no AMX-BF16; pack_cpu's @cuvil_pack_bf16_bmms packed
-  // them, @cuvil_match_vnni_bmm): forall tiles of one batch x DOT_TNP panels
+  // Attention's batched bf16 products and Winograd's bf16 batch matmuls on
+  // the dot-product kernel (hosts with AVX512-BF16 and no AMX-BF16;
+  // pack_cpu's @cuvil_pack_bf16_bmms packed them, @cuvil_match_vnni_bmm): forall tiles of one batch x DOT_TNP panels
   // x DOT_TM rows (loops interchanged to [b, n/64, m, 64, k/2, 2]), the
   // zero fill fused; fold_unit_batch then makes each tile the rank-5
   // contraction [n/64, m, 64, k/2, 2] of one head, scheduled as a matmul's.

@@ -124,8 +124,9 @@ module attributes {transform.with_named_sequence} {
   }
 
   // bf16 (AVX512-BF16 hosts), for vdpbf16ps: 16-bit operands and a 32-bit
-  // result: bf16 x bf16 -> f32 after the raise step (it produces no
-  // f16 x f16 -> f32 contraction; the bit width is all a matcher can see).
+  // result, bf16 x bf16 -> f32 (the bit width is all a matcher can see: the
+  // pipeline does not run these entries for precision="fp16", whose
+  // f16 x f16 -> f32 contractions have no dot-product kernel).
   transform.named_sequence @cuvil_match_packable_bf16_matmul(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
@@ -204,8 +205,8 @@ module attributes {transform.with_named_sequence} {
   // k rows before the packing moves that copy of A into one pad per call (as
   // the pad to whole k pairs / quads already was) and B's into main_prepack;
   // the tiles compute the same products as before. (No padding_values: the
-  // pad is the zero of each operand's type, bf16 or the f16 of
-  // precision="fp16", which the 16-bit matcher takes too.) Measured, int8
+  // pad is the zero of each operand's type, bf16 or the f16 of an fp16
+  // model, which the 16-bit matcher takes too.) Measured, int8
   // ResNet-18 (stem 12544x147x64), Xeon model 167, alternating processes,
   // 6 rounds: the stem's kernel 0.44 -> 0.32 ms, the model 0.94..0.98x the
   // time at 1 thread (min..median), 0.91..1.00x at 2.

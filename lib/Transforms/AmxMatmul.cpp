@@ -111,7 +111,8 @@ bool extendsUnsigned(Block &body, unsigned argIndex) {
 
 /// Whether `op` has the loops [p, m, 64, k/v, v] of the schedule's
 /// interchange, or (`batched`) [b, p, m, 64, k/v, v]: a batched contraction
-/// (attention's products) whose forall tile holds one batch.
+/// (attention's products, Winograd's batch matmuls) whose forall tile holds
+/// one batch.
 bool hasVnniMaps(linalg::GenericOp op, bool batched) {
   MLIRContext *ctx = op.getContext();
   unsigned n = batched ? 6 : 5, first = batched ? 1 : 0;

@@ -566,7 +566,7 @@ def compile_pipeline(num_threads: int = 1, opt_level: int = 3, profile: bool = F
     scripts = tuple(ScheduleScript(_script(s), e) for s, e in schedule) if opt_level > 0 else ()
     return Pipeline(steps=(
         PassPipeline("raise", "cuvil", raise_passes(
-            pack, PRECISIONS[precision], scheduling.pack_entry(target),
+            pack, PRECISIONS[precision], scheduling.pack_entry(target, PRECISIONS[precision]),
             scheduling.batched_bf16_contractions(target, PRECISIONS[precision]),
             scheduling.int8_k_multiple(target), scheduling.int8_shifted_rows(target),
             scheduling.unsigned_shifted_rows(target), scheduling.shifted_rows_max_extra(target),
@@ -635,7 +635,7 @@ def markdown(pipe: Optional[Pipeline] = None) -> str:
              "On AMX-BF16 hosts `raise` runs "
              + " or ".join(f"`{e}`" for e in scheduling.AMX_BF16_PACK_ENTRIES.values())
              + " (no int8 dot products / int8 on vpdpbusd / on AMX-INT8 tiles), which also packs attention's "
-             "batched products and pads the K of the matmuls the tiles take to whole 64-byte tile rows "
+             "batched products and Winograd's bf16 batch matmuls and pads the K of the matmuls the tiles take to whole 64-byte tile rows "
              "(on AMX-INT8 hosts `cuvil-im2col-conv` gets `int8-k-multiple=64 int8-shifted-rows`: int8 convs' "
              "windows are gathered that way, stride-1 ones are read in place), and with "
              "`precision=\"bf16\"` `cuvil-narrow-contraction-operands` gets `batched-contractions`: "

@@ -53,11 +53,11 @@ PACK_ENTRIES = {(False, False): PACK_ENTRY,
                 (True, False): "cuvil_pack_matmul_rhs_bf16_vnni",
                 (False, True): "cuvil_pack_matmul_rhs_int8_vnni",
                 (True, True): "cuvil_pack_matmul_rhs_bf16_int8_vnni"}
-#: On AMX-BF16 hosts: the same, and attention's bf16 batched products (the
-#: raise step narrows them there, batched_bf16_contractions) packed per
-#: batch for the AMX tiles; K padded to whole tile rows for the matmuls the
-#: tiles take (cuvil-amx-matmul then reads A in place): int8 kernel
-#: (None, "dot", "amx") -> entry.
+#: The bf16 entries also pack attention's bf16 batched products (the raise
+#: step narrows them, batched_bf16_contractions) and Winograd's bf16 batch
+#: matmuls per batch. On AMX-BF16 hosts: the same, K padded to whole tile
+#: rows for the matmuls the tiles take (cuvil-amx-matmul then reads A in
+#: place): int8 kernel (None, "dot", "amx") -> entry.
 AMX_BF16_PACK_ENTRIES = {None: "cuvil_pack_matmul_rhs_amx_bf16",
                          "dot": "cuvil_pack_matmul_rhs_amx_bf16_int8",
                          "amx": "cuvil_pack_matmul_rhs_amx_bf16_int8_tiles"}
@@ -90,13 +90,17 @@ def default_schedule(features: FrozenSet[str]) -> Tuple[Tuple[str, str], ...]:
             + (DOT_SCHEDULE if dot else ()) + DEFAULT_SCHEDULE)
 
 
-def pack_entry(features: FrozenSet[str]) -> str:
+def pack_entry(features: FrozenSet[str], narrow_type: str = "") -> str:
     """The raise step's packing: VNNI panels for the types a dot-product or
-    AMX kernel takes (both read the same panels)."""
+    AMX kernel takes (both read the same panels). Not the bf16 ones where
+    precision="fp16" (`narrow_type` "f16"): pack_cpu's matchers see bit
+    widths only, and its f16 x f16 -> f32 contractions have no dot-product
+    kernel (packed, they ran as generic vector code or, on AMX hosts, loops)."""
+    bf16 = narrow_type != "f16"
     int8 = int8_dot_product(features) or amx_int8(features)
-    if amx_bf16(features):
+    if bf16 and amx_bf16(features):
         return AMX_BF16_PACK_ENTRIES["amx" if amx_int8(features) else "dot" if int8 else None]
-    return PACK_ENTRIES[bf16_dot_product(features), int8]
+    return PACK_ENTRIES[bf16 and bf16_dot_product(features), int8]
 
 
 def int8_k_multiple(features: FrozenSet[str]) -> int:

@@ -138,6 +138,8 @@ func.func @attention_products(%q: tensor<12x128x64xbf16>, %kt: tensor<12x64x128x
 // PREPACK-NOT:     linalg.transpose
 // PREPACK-LABEL: func.func @winograd_products_prepack
 // PREPACK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<36x1x32x64x2xbf16>) permutation = [0, 3, 1, 4, 2]
+// AMX-LABEL: func.func @winograd_products
+// AMX:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<36x196x32x2xbf16>, tensor<36x1x32x64x2xbf16>) outs(%{{.*}} : tensor<36x196x1x64xf32>)
 func.func @winograd_products(%a: tensor<36x196x64xbf16>, %w: tensor<36x64x64xbf16> {cuvil.weight}) -> tensor<36x196x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<36x196x64xf32>
@@ -149,10 +151,13 @@ func.func @winograd_products(%a: tensor<36x196x64xbf16>, %w: tensor<36x64x64xbf1
 // -----
 
 // One 64-column panel already takes the VNNI layout (a ResNet stem's im2col
-// matmul: 12544 x 148 x 64).
+// matmul: 12544 x 148 x 64); on AMX hosts with K padded to whole tile rows
+// (148 -> 160).
 // CHECK-LABEL: func.func @one_panel
 // CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12544x74x2xbf16>, tensor<1x74x64x2xbf16>) outs(%{{.*}} : tensor<12544x1x64xf32>)
 // CHECK-NOT:     linalg.matmul
+// AMX-LABEL: func.func @one_panel
+// AMX:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12544x80x2xbf16>, tensor<1x80x64x2xbf16>) outs(%{{.*}} : tensor<12544x1x64xf32>)
 func.func @one_panel(%x: tensor<12544x148xbf16>, %w: tensor<148x64xbf16> {cuvil.weight}) -> tensor<12544x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<12544x64xf32>

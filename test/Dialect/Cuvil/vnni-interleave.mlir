@@ -1,6 +1,6 @@
 // RUN: cuvil-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(cuvil-vnni-interleave))' | FileCheck %s
 
-// The per-call VNNI pack of attention's k^T on AMX hosts ([b][k/2][2][n/64][64]
+// The per-call VNNI pack of attention's k^T on bf16 hosts ([b][k/2][2][n/64][64]
 // -> [b][n/64][k/2][64][2]): per (batch, panel, k pair) the two k rows are
 // loaded whole, interleaved, and stored as one row of 128 elements.
 // CHECK-LABEL: func.func @k_transpose_pack
