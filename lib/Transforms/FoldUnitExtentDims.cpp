@@ -30,8 +30,9 @@ namespace {
 /// Loops [m, n/64, k/v, 64, v] (parallel, parallel, reduction, parallel,
 /// reduction), v = 2 (bf16 pairs) or 4 (int8 quads), two inputs; or the
 /// batched form [b, m, n/64, k/v, 64, v] (attention's products, Winograd's
-/// batch matmuls: bf16 on AMX and AVX512-BF16 hosts), whose batch loop is kept too (a single head is still the rank-6
-/// op that matmul_dot_cpu.mlir schedules).
+/// batch matmuls: bf16 on AMX and AVX512-BF16 hosts), whose batch loop is
+/// kept too (a single head is still the rank-6 op that matmul_dot_cpu.mlir
+/// schedules).
 bool isVnniContraction(linalg::GenericOp g) {
   using utils::IteratorType;
   unsigned n = g.getNumLoops();
