@@ -60,13 +60,15 @@
 // says (cuvil-im2col-conv's kShiftedRowsTile rounds their rows up to it),
 // and their K (kh x kw x c) is not blocked by DOT_TK2.
 //
-// Attention's bf16 batched products (precision="bf16": the raise step
-// narrows them, pack_cpu's @cuvil_pack_bf16_bmms packs them per batch; rank
-// 6, loops [b, m, n/64, k/2, 64, 2]): forall tiles of one batch x DOT_TNP
-// panels x DOT_TM rows (@cuvil_vnni_bmm_cpu); fold_unit_batch drops each
-// tile's batch loop, and steps 2-5 are the matmul's. Per kernel, BERT-base
-// bf16 on Zen 5 (1 thread, 12 layers): q.k^T and p.v 3.10 ms as f32 FMAs ->
-// 1.68 ms, plus 0.17 ms packing the rhs per call; all kernels 0.96-0.97x.
+// Attention's bf16 batched products and Winograd's bf16 batch matmuls
+// (precision="bf16": the raise step narrows them, pack_cpu's
+// @cuvil_pack_bf16_bmms packs the static ones per batch; rank 6, loops
+// [b, m, n/64, k/2, 64, 2]): forall tiles of one batch x DOT_TNP panels x
+// DOT_TM rows (@cuvil_vnni_bmm_cpu); fold_unit_batch drops each tile's
+// batch loop, and steps 2-5 are the matmul's. Per kernel on Zen 5, 1
+// thread: BERT-base's q.k^T and p.v 3.10 ms as f32 FMAs -> 1.68 ms, plus
+// 0.17 ms packing the rhs per call (all kernels 0.96-0.97x); ResNet-18's
+// Winograd batch matmuls 5.2 -> 2.0 ms.
 //
 // Boundaries: N is padded to whole panels and odd K with one zero k row by
 // the packing, so only M has a remainder: the peeled rows run the same 1 x 16
@@ -352,10 +354,11 @@ module attributes {transform.with_named_sequence} {
 
   // Attention's batched bf16 products and Winograd's bf16 batch matmuls on
   // the dot-product kernel (hosts with AVX512-BF16 and no AMX-BF16;
-  // pack_cpu's @cuvil_pack_bf16_bmms packed them, @cuvil_match_vnni_bmm): forall tiles of one batch x DOT_TNP panels
-  // x DOT_TM rows (loops interchanged to [b, n/64, m, 64, k/2, 2]), the
-  // zero fill fused; fold_unit_batch then makes each tile the rank-5
-  // contraction [n/64, m, 64, k/2, 2] of one head, scheduled as a matmul's.
+  // pack_cpu's @cuvil_pack_bf16_bmms packed them, @cuvil_match_vnni_bmm):
+  // forall tiles of one batch x DOT_TNP panels x DOT_TM rows (loops
+  // interchanged to [b, n/64, m, 64, k/2, 2]), the zero fill fused;
+  // fold_unit_batch then makes each tile the rank-5 contraction
+  // [n/64, m, 64, k/2, 2] of one batch, scheduled as a matmul's.
   transform.named_sequence @cuvil_vnni_bmm_cpu(%op: !transform.any_op {transform.consumed},
       %vnni: !transform.param<i64> {transform.readonly}, %tnp: !transform.param<i64> {transform.readonly},
       %tm: !transform.param<i64> {transform.readonly}, %tk2: !transform.param<i64> {transform.readonly},
