@@ -62,10 +62,10 @@
 //
 // Attention's bf16 batched products and Winograd's bf16 batch matmuls
 // (precision="bf16": the raise step narrows them, pack_cpu's
-// @cuvil_pack_bf16_bmms packs the static ones per batch; rank 6, loops
+// @cuvil_pack_bf16_bmms packs them per batch; rank 6, loops
 // [b, m, n/64, k/2, 64, 2]): forall tiles of one batch x DOT_TNP panels x
-// DOT_TM rows (@cuvil_vnni_bmm_cpu); fold_unit_batch drops each tile's
-// batch loop, and steps 2-5 are the matmul's. Per kernel on Zen 5, 1
+// DOT_TM rows (@cuvil_vnni_bmm_cpu, static sizes only); fold_unit_batch
+// drops each tile's batch loop, and steps 2-5 are the matmul's. Per kernel on Zen 5, 1
 // thread: BERT-base's q.k^T and p.v 3.10 ms as f32 FMAs -> 1.68 ms, plus
 // 0.17 ms packing the rhs per call (all kernels 0.96-0.97x); ResNet-18's
 // Winograd batch matmuls 5.2 -> 2.0 ms.
@@ -352,6 +352,29 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // A batched VNNI contraction of static sizes: the dot-product schedule
+  // tiles it inside its own kernel function (cuvil-outline-kernels leaves
+  // dynamic ops in `main`, where one product's function-wide vector passes
+  // would rewrite the next one under its handle; a dynamic one runs as loops).
+  transform.named_sequence @cuvil_match_static_vnni_bmm(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_vnni_bmm failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+      %d0 = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %d1 = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
+      %d2 = transform.match.structured.dim %s[2] : (!transform.any_op) -> !transform.param<i64>
+      %d3 = transform.match.structured.dim %s[3] : (!transform.any_op) -> !transform.param<i64>
+      transform.match.param.cmpi ge %d0, %one : !transform.param<i64>
+      transform.match.param.cmpi ge %d1, %one : !transform.param<i64>
+      transform.match.param.cmpi ge %d2, %one : !transform.param<i64>
+      transform.match.param.cmpi ge %d3, %one : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
   // Attention's batched bf16 products and Winograd's bf16 batch matmuls on
   // the dot-product kernel (hosts with AVX512-BF16 and no AMX-BF16;
   // pack_cpu's @cuvil_pack_bf16_bmms packed them, @cuvil_match_vnni_bmm):
@@ -413,7 +436,7 @@ module attributes {transform.with_named_sequence} {
       transform.include @cuvil_amx_matmul_cpu failures(propagate) (%m, %tnp, %tm)
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     }
-    %bmms = transform.collect_matching @cuvil_match_vnni_bmm in %root : (!transform.any_op) -> !transform.any_op
+    %bmms = transform.collect_matching @cuvil_match_static_vnni_bmm in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_amx_bmm_cpu failures(propagate) (%m, %tnp, %tm)
@@ -699,7 +722,7 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
            !transform.param<i64>, !transform.param<i64>) -> ()
     }
-    %bmms = transform.collect_matching @cuvil_match_vnni_bmm in %root : (!transform.any_op) -> !transform.any_op
+    %bmms = transform.collect_matching @cuvil_match_static_vnni_bmm in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %bmms : !transform.any_op {
     ^bb0(%m: !transform.any_op):
       transform.include @cuvil_vnni_bmm_cpu failures(propagate) (%m, %two, %tnp, %tm, %tk2, %rm)

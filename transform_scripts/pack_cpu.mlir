@@ -250,10 +250,7 @@ module attributes {transform.with_named_sequence} {
   // (k^T, v), so its pack (a transpose of 32-bit k pairs for k^T, an
   // interleave of row pairs for v: 16 KB per head for BERT) runs on every
   // call, in main; A's is an expand_shape (k even), C's a reshape.
-  // Four loops of static sizes: the dot-product schedule tiles a batched
-  // product inside its own kernel function (cuvil-outline-kernels leaves
-  // dynamic ops in `main`, where one product's function-wide vector passes
-  // would rewrite the next one under its handle).
+  // Four loops of static sizes.
   transform.named_sequence @cuvil_match_static_rank4(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.structured %op : !transform.any_op {
@@ -278,9 +275,11 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @cuvil_match_bf16_bmm(%op: !transform.any_op {transform.readonly})
       -> !transform.any_op {
     transform.match.operation_name %op ["linalg.generic"] : !transform.any_op
-    transform.include @cuvil_match_static_rank4 failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
+      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
+      %four = transform.param.constant 4 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi eq %r, %four : !transform.param<i64>
       %b, %m, %n, %k = transform.match.structured.classify_contraction_dims %s
         : (!transform.any_op) -> (!transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
       %zero = transform.param.constant 0 : i64 -> !transform.param<i64>

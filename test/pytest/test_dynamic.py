@@ -44,8 +44,9 @@ def test_bert_dynamic_batch():
 
 def test_bert_dynamic_batch_bf16():
     """precision="bf16" with a dynamic batch: attention's products (batch x
-    heads: dynamic) are narrowed but not packed for the bf16 kernels (those
-    take static products only), the matmuls are."""
+    heads: dynamic) are narrowed and packed (AMX tiles take them); the
+    dot-product schedule takes static products only, so there they run as
+    loops."""
     model = bert(**SMALL_BERT)
     fast = cuvil.compile(model, example_inputs=(torch.randint(0, 1000, (2, 16)),), dynamic_dims={0: 0},
                          precision="bf16")

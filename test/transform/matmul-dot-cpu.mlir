@@ -229,3 +229,29 @@ func.func @vnni_bmm(%a: tensor<12x128x32x2xbf16>, %b: tensor<12x2x32x64x2xbf16>)
   } -> tensor<12x128x2x64xf32>
   return %r : tensor<12x128x2x64xf32>
 }
+
+// -----
+
+// The same product with a dynamic batch is left alone (it would stay in
+// `main`, where the kernel's function-wide passes for one product would
+// rewrite the next): it runs as loops.
+// CHECK-LABEL: func.func @vnni_bmm_dynamic
+// CHECK-NOT:     scf.forall
+// CHECK-NOT:     x86vector.avx512.dot
+// CHECK:         linalg.generic
+func.func @vnni_bmm_dynamic(%a: tensor<?x128x32x2xbf16>, %b: tensor<?x2x32x64x2xbf16>, %c: tensor<?x128x2x64xf32>)
+    -> tensor<?x128x2x64xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k, j, v) -> (b, m, k, v)>,
+                                        affine_map<(b, m, n, k, j, v) -> (b, n, k, j, v)>,
+                                        affine_map<(b, m, n, k, j, v) -> (b, m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<?x128x32x2xbf16>, tensor<?x2x32x64x2xbf16>) outs(%c : tensor<?x128x2x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x128x2x64xf32>
+  return %r : tensor<?x128x2x64xf32>
+}

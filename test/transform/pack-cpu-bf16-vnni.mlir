@@ -165,30 +165,3 @@ func.func @one_panel(%x: tensor<12544x148xbf16>, %w: tensor<148x64xbf16> {cuvil.
   %r = linalg.matmul ins(%x, %w : tensor<12544x148xbf16>, tensor<148x64xbf16>) outs(%f : tensor<12544x64xf32>) -> tensor<12544x64xf32>
   return %r : tensor<12544x64xf32>
 }
-
-// -----
-
-// A batched product with a dynamic batch is left as it is: the dot-product
-// schedule tiles static products, each in its own kernel function.
-// CHECK-LABEL: func.func @dynamic_batch
-// CHECK-NOT:     linalg.transpose
-// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
-// CHECK-SAME:      ins(%arg0, %arg1 : tensor<?x128x64xbf16>, tensor<?x64x128xbf16>)
-// AMX-LABEL: func.func @dynamic_batch
-// AMX-NOT:     linalg.transpose
-func.func @dynamic_batch(%q: tensor<?x128x64xbf16>, %kt: tensor<?x64x128xbf16>, %init: tensor<?x128x128xf32>)
-    -> tensor<?x128x128xf32> {
-  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>,
-                                        affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
-                                        affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>],
-                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
-      ins(%q, %kt : tensor<?x128x64xbf16>, tensor<?x64x128xbf16>) outs(%init : tensor<?x128x128xf32>) {
-  ^bb0(%x: bf16, %y: bf16, %acc: f32):
-    %xf = arith.extf %x : bf16 to f32
-    %yf = arith.extf %y : bf16 to f32
-    %m = arith.mulf %xf, %yf : f32
-    %a = arith.addf %acc, %m : f32
-    linalg.yield %a : f32
-  } -> tensor<?x128x128xf32>
-  return %s : tensor<?x128x128xf32>
-}
