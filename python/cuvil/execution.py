@@ -80,7 +80,7 @@ def first_touch(arrays: Sequence[np.ndarray], threads: int) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     def touch(a):
-        np.copyto(a, 0)   # releases the GIL
+        np.copyto(a, np.zeros((), a.dtype))   # releases the GIL; a typed zero for bool outputs too
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(touch, sorted(arrays, key=lambda a: -a.nbytes)))
 

@@ -613,6 +613,28 @@ def _inline_cond(prog) -> None:
                 g.erase_node(attr)
 
 
+def _carry_while_loop_inputs(prog) -> None:
+    """A while_loop's additional inputs (the tensors its cond / body close
+    over, which torch.export lifts into a second operand tuple) become
+    carries the body returns unchanged: torch-mlir's importer passes both
+    tuples into torch.prim.Loop but types its region with the carries only,
+    and the op fails to verify."""
+    g, gm = prog.graph, prog.graph_module
+    for node in [n for n in g.nodes
+                 if n.op == "call_function" and n.target is torch.ops.higher_order.while_loop]:
+        cond_attr, body_attr, carries, extra = node.args[:4]
+        if not extra:
+            continue
+        body = getattr(gm, body_attr.target)
+        inputs = [n for n in body.graph.nodes if n.op == "placeholder"]
+        output = body.graph.output_node()
+        returned = output.args[0]
+        output.args = (tuple(returned) + tuple(inputs[len(carries):]),)
+        body.recompile()
+        node.args = (cond_attr, body_attr, tuple(carries) + tuple(extra), ())
+        node.meta["val"] = tuple(node.meta["val"]) + tuple(e.meta["val"] for e in extra)
+
+
 _INT_EXPONENT_OPS = {"pow", "float_power"}   # an int exponent lowers to multiplies, a float one to powf
 
 
@@ -840,6 +862,7 @@ def import_program_weights_as_args(
     linalg_checks = _linalg_checks_as_outputs(prog)
     _refuse_side_effects(g)
     _inline_cond(prog)
+    _carry_while_loop_inputs(prog)
     random_seed = importer_random.lower_random_ops(prog)
     placeholders = {n.name: n for n in g.nodes if n.op == "placeholder"}
 
@@ -904,6 +927,11 @@ def import_program_weights_as_args(
     torch_d.register_dialect(ctx)
     imp = FxImporter(context=ctx)
     imp._cc = _NamedLocCache(ctx, py_attr_tracker=imp._py_attr_tracker)
+    if any(n.op == "call_function" and n.target is torch.ops.higher_order.while_loop for n in g.nodes):
+        # torch-mlir imports a while_loop's cond / body graphs as private
+        # functions first (its import_program does), then the loop as
+        # torch.prim.Loop calling them: scf.while after the torch pipelines.
+        imp._import_all_child_modules(g.owning_module, func_name)
     func_op = imp.import_stateless_graph(g, func_name=func_name)
     module = imp.module
     if name_args:  # self-describing signature: {cuvil.arg = "l1.weight", cuvil.kind = "parameter"}

@@ -603,6 +603,97 @@ def copysign(a, b):
     return torch.where(negative, -magnitude, magnitude)
 
 
+# --------------------------------------------------------------------------
+# Integer gcd / lcm (eager's calc_gcd: Euclid's loop on |a|, |b|), a loop
+# as long as its longest element's: a torch.while_loop (an scf.while) whose
+# every step advances the unfinished elements, by C's remainder (the
+# operands are non-negative), a zero divisor masked out so no step traps.
+# --------------------------------------------------------------------------
+def while_loop_op(cond_fn, body_fn, carries: tuple, additional_inputs: tuple):
+    """The while_loop operator itself, for decompositions (which run while
+    the program is traced): torch.while_loop, the user-facing function,
+    compiles its arguments with Dynamo when called outside Dynamo, whose
+    cache then hands a later decomposition's loop stale subgraphs. cond_fn
+    and body_fn take the carries, then `additional_inputs` (the tensors they
+    read), and close over no tensor."""
+    return torch.ops.higher_order.while_loop(cond_fn, body_fn, carries, additional_inputs)
+
+
+def _gcd(a, b):
+    def more(a, b):
+        return (a != 0).any()
+
+    def advance(a, b):
+        running = a != 0
+        rest = torch.fmod(b, torch.where(running, a, torch.ones_like(a)))
+        return torch.where(running, rest, a), torch.where(running, a, b)
+
+    _, g = while_loop_op(more, advance, (a.abs(), b.abs()), ())
+    return g
+
+
+def _integer_operands(a, b):
+    """a, b broadcast in their common integer dtype; None for float or bool."""
+    dtype = torch.result_type(a, b)
+    if dtype.is_floating_point or dtype.is_complex or dtype == torch.bool:
+        return None
+    if not isinstance(a, torch.Tensor):
+        a = torch.full_like(b, a, dtype=dtype)
+    if not isinstance(b, torch.Tensor):
+        b = torch.full_like(a, b, dtype=dtype)
+    a, b = torch.broadcast_tensors(a.to(dtype), b.to(dtype))
+    return a.contiguous(), b.contiguous()
+
+
+def gcd(a, b):
+    """aten.gcd: torch-mlir has no lowering of it."""
+    operands = _integer_operands(a, b)
+    return NotImplemented if operands is None else _gcd(*operands)
+
+
+def lcm(a, b):
+    """aten.lcm as eager: |a / gcd * b|, 0 where the gcd is 0, wrapped to
+    the dtype as eager's C++ wraps it."""
+    operands = _integer_operands(a, b)
+    if operands is None:
+        return NotImplemented
+    a, b = operands
+    g = _gcd(a, b)
+    zero = g == 0
+    quotient = torch.div(a, torch.where(zero, torch.ones_like(g), g), rounding_mode="trunc")
+    # C++ multiplies ints narrower than int as int (then wraps to the dtype)
+    wide = torch.int32 if a.dtype.itemsize < 4 else a.dtype
+    product = (quotient.to(wide) * b.to(wide)).abs().to(a.dtype)
+    return torch.where(zero, torch.zeros_like(g), product)
+
+
+def nextafter(x, y):
+    """aten.nextafter (float32, C's nextafter): the float next to x towards
+    y, x plus or minus one unit in its last place (torch-mlir lowers no
+    bitcast of a tensor's dtype): 2^(e - 24) for x = m 2^e with
+    0.5 <= |m| < 1, half that from a power of two towards zero, never below
+    the subnormals' 2^-149; exact in float64. y where x == y, the smallest
+    subnormal of y's sign from zero, the largest float from an infinity,
+    NaN from a NaN operand."""
+    dtype = torch.result_type(x, y)
+    if dtype != torch.float32:
+        return NotImplemented
+    x, y = torch.broadcast_tensors(x.to(dtype), y.to(dtype))
+    mantissa, exponent = frexp(x)
+    e = exponent.double()
+    away = (y > x) == (x > 0)
+    towards_zero = torch.where(mantissa.abs() == 0.5, e - 25, e - 24)
+    step = _scale_by_pow2(torch.ones_like(e), torch.where(away, e - 24, towards_zero).clamp_min(-149))
+    magnitude = (x.double().abs() + torch.where(away, step, -step)).to(dtype)
+    out = torch.where(x < 0, -magnitude, magnitude)   # -0 from the smallest negative subnormal
+    largest = torch.finfo(torch.float32).max
+    out = torch.where(x.abs() == math.inf, torch.where(x > 0, largest, -largest).to(dtype), out)
+    tiny = float(2.0 ** -149)
+    out = torch.where(x == 0, torch.where(y < 0, -tiny, tiny).to(dtype), out)
+    out = torch.where(x == y, y, out)
+    return torch.where((x != x) | (y != y), x + y, out)
+
+
 def _arg_extreme_of_scalar(x, dim=None, keepdim=False):
     """argmax / argmin of a 0-d tensor: 0 (torch-mlir leaves its flags unlowered)."""
     if x.dim() != 0:
@@ -1106,6 +1197,9 @@ DECOMPOSITIONS = {
     aten.cummin.default: cummin,
     aten.median.default: median,
     aten.copysign.Tensor: copysign,
+    aten.gcd.default: gcd,
+    aten.lcm.default: lcm,
+    aten.nextafter.default: nextafter,
     aten.linalg_norm.default: linalg_norm,
     aten.linalg_norm.ord_str: linalg_norm,
     aten.diagonal_scatter.default: diagonal_scatter,

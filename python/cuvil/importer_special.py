@@ -22,6 +22,7 @@ import math
 
 import torch
 
+from .importer_decompositions import while_loop_op
 from .importer_decompositions import _bessel_i, _float_result, _polynomial, digamma
 
 aten = torch.ops.aten
@@ -536,6 +537,95 @@ def _chebyshev_entries():
 
 
 # --------------------------------------------------------------------------
+# Hermite (physicists' H, probabilists' He), Laguerre and Legendre
+# polynomials of a tensor degree n: no closed form holds for every n, so
+# eager's three-term recurrence runs as a torch.while_loop (an scf.while)
+# over steps t = 1 .. max(n) - 1, each element advancing while t < its own
+# n (its n - 1 steps, eager's loop), in the result dtype and eager's
+# operation order. A NaN carries on as NaN, which is what eager's early
+# exit on NaN returns. n is truncated to an integer as eager's kernel
+# casts it; n < 0 gives 0, n = 0 gives 1, n = 1 the first-degree term.
+# --------------------------------------------------------------------------
+def _hermite_h_step(x, t, p, q):
+    return (x + x) * q - (2 * t) * p
+
+
+def _hermite_he_step(x, t, p, q):
+    return x * q - t * p
+
+
+def _laguerre_step(x, t, p, q):
+    return (((t + t) + (1.0 - x)) * q - t * p) / (t + 1)
+
+
+def _legendre_step(x, t, p, q):
+    return ((t + t + 1) * x * q - t * p) / (t + 1)
+
+
+# kind -> (the degree-1 term, one recurrence step r(x, t, p, q) from
+# p = P_{t-1}, q = P_t; t is a float tensor of the result dtype).
+_RECURRENCES = {
+    "hermite_polynomial_h": (lambda x: x + x, _hermite_h_step),
+    "hermite_polynomial_he": (lambda x: x, _hermite_he_step),
+    "laguerre_polynomial_l": (lambda x: 1.0 - x, _laguerre_step),
+    "legendre_polynomial_p": (lambda x: x, _legendre_step),
+}
+
+
+def _recurrence(kind: str, x, n):
+    """The kind's polynomial of degree n (int64) at x (broadcast, one float
+    dtype)."""
+    first, step = _RECURRENCES[kind]
+    q0 = first(x)
+    # The last step count (0 with no element, or every n below 2).
+    steps = torch.cat([n.flatten(), torch.ones(1, dtype=n.dtype)]).max() - 1
+
+    def more(t, p, q, x, n, steps):
+        return t <= steps
+
+    def advance(t, p, q, x, n, steps):
+        active = t < n
+        r = step(x, t.to(x.dtype), p, q)
+        return t + 1, torch.where(active, q, p), torch.where(active, r, q)
+
+    t0 = torch.ones((), dtype=torch.int64)
+    _, _, q = while_loop_op(more, advance, (t0, torch.ones_like(x), q0), (x, n, steps))
+    one = torch.ones_like(x)
+    out = torch.where(n == 0, one, q)
+    if kind == "laguerre_polynomial_l":
+        out = torch.where(x == 0, one, out)
+    if kind == "legendre_polynomial_p":
+        edge = torch.where((x > 0) | (torch.remainder(n, 2) == 0), one, -one)
+        out = torch.where(x.abs() == 1, edge, out)
+    return torch.where(n < 0, torch.zeros_like(x), out)
+
+
+def _recurrence_polynomial(kind: str):
+    def decomposition(x, n):
+        like = x if isinstance(x, torch.Tensor) else n
+        dtype = torch.result_type(x, n)
+        dtype = dtype if dtype.is_floating_point else torch.get_default_dtype()
+        if dtype != torch.float32 or not isinstance(like, torch.Tensor):
+            return NotImplemented
+        xs = x.to(dtype) if isinstance(x, torch.Tensor) else torch.full_like(like, x, dtype=dtype)
+        # eager casts the degree, in the common dtype, to int64
+        ns = (n.to(dtype) if isinstance(n, torch.Tensor) else torch.full_like(xs, n, dtype=dtype)).to(torch.int64)
+        xs, ns = torch.broadcast_tensors(xs, ns)
+        return _recurrence(kind, xs.contiguous(), ns.contiguous())
+    decomposition.__name__ = kind
+    return decomposition
+
+
+def _recurrence_entries():
+    table = {}
+    for kind in _RECURRENCES:
+        packet = getattr(aten, f"special_{kind}")
+        for overload in ("default", "x_scalar", "n_scalar"):
+            table[getattr(packet, overload)] = _recurrence_polynomial(kind)
+    return table
+
+
+# --------------------------------------------------------------------------
 # Hurwitz zeta and polygamma (eager's Cephes zeta, in float64 as eager's
 # accumulator type): the direct sum of (q + i)^-x for i up to 9 (and until
 # q + i > 9), then the Euler-Maclaurin tail in 12 Bernoulli terms, each
@@ -638,6 +728,7 @@ DECOMPOSITIONS = {
     aten.special_zeta.other_scalar: zeta,
     aten.polygamma.default: polygamma,
     **_chebyshev_entries(),
+    **_recurrence_entries(),
     aten.special_bessel_j0.default: bessel_j0,
     aten.special_bessel_j1.default: bessel_j1,
     aten.special_bessel_y0.default: bessel_y0,

@@ -376,7 +376,11 @@ CUVIL_OPS_TO_LINALG = ("cuvil-lower-to-linalg",)
 BUFFERIZE = (
     "cuvil-prepare-entry-points",
     "canonicalize", "cse",
-    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}",
+    # A while loop's carried tensors (torch.while_loop) may be new buffers
+    # each iteration: loops may yield allocations, which the ownership-based
+    # deallocation below frees.
+    "one-shot-bufferize{allow-return-allocs-from-loops bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map}",
     # Kernels (cuvil-outline-kernels) write into their destination argument;
     # canonicalize first so the returned buffer is seen to be that argument.
     "canonicalize", "drop-equivalent-buffer-results",

@@ -287,6 +287,43 @@ def test_frexp_of_normals_subnormals_and_special_values():
     assert_matches_eager(Ops(torch.frexp), x)
 
 
+def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
+    """Random float32 bit patterns (subnormals, infinities and NaNs among
+    them), x == y, from and towards zero, powers of two both ways, the
+    largest float and the smallest subnormal: eager's bits exactly."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(-2 ** 31, 2 ** 31, (4096,), generator=g).to(torch.int32).view(torch.float32)
+    y = torch.randint(-2 ** 31, 2 ** 31, (4096,), generator=g).to(torch.int32).view(torch.float32)
+    y[:64], y[64:128], x[128:192] = x[:64], 0.0, 0.0
+    edges = torch.tensor([1e-45, -1e-45, 2.0 ** -126, -(2.0 ** -126), 1.0, -1.0, 0.5, 3.4028235e38,
+                          math.inf, -math.inf, 0.0, -0.0])
+    x = torch.cat([x, edges, edges, edges])
+    y = torch.cat([y, torch.zeros(12), torch.full((12,), math.inf), torch.full((12,), -math.inf)])
+    got = cuvil.compile(Ops(torch.nextafter))(x, y)[0]
+    want = torch.nextafter(x, y)
+    same = (got.view(torch.int32) == want.view(torch.int32)) | (got.isnan() & want.isnan())
+    assert same.all(), f"{int((~same).sum())} differ, e.g. x={x[~same][:4]} y={y[~same][:4]}: {got[~same][:4]} vs {want[~same][:4]}"
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16])
+def test_gcd_and_lcm_run_euclids_loop_per_element(dtype):
+    """Signs, zeros (gcd(0, 0) = 0, lcm with 0 = 0), a broadcast row and
+    int64 values whose Euclid loops run ~50 steps (consecutive Fibonacci
+    numbers: the longest loop for their size)."""
+    info = torch.iinfo(dtype)
+    g = torch.Generator().manual_seed(0)
+    a = torch.randint(-min(info.max, 10 ** 12), min(info.max, 10 ** 12), (9, 7), generator=g, dtype=dtype)
+    b = torch.randint(-min(info.max, 10 ** 6), min(info.max, 10 ** 6), (7,), generator=g, dtype=dtype)
+    a[0, 0], b[0], a[1, 1], a[2, 0] = 0, 0, 0, 0
+    if dtype == torch.int64:
+        fib = [1, 1]
+        while len(fib) < 60:
+            fib.append(fib[-1] + fib[-2])
+        a[3, :2] = torch.tensor([fib[58], -fib[57]])
+        a[4, :2] = torch.tensor([fib[57], fib[56]])
+    assert_matches_eager(Ops(torch.gcd, torch.lcm, lambda a, b: torch.gcd(a, b[3:4])), a, b)
+
+
 def test_tanh_gelu_uses_the_right_constant():
     # torch-mlir's lowering had 0.797724 for sqrt(2 / pi): 5e-5 off at x = 1.3.
     x = torch.cat([torch.linspace(-8, 8, 20001), EDGES])

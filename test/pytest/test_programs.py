@@ -1,5 +1,5 @@
 """Programs beyond one straight-line graph: torch.cond compiles (both branches
-and a select), and what cannot compile says why, naming the op and the model
+and a select), torch.while_loop (an scf.while), and what cannot compile says why, naming the op and the model
 line (a random op Cuvil's generator lacks, complex tensors) or what to do instead (data-dependent
 control flow: the Dynamo backend)."""
 import pytest
@@ -24,6 +24,32 @@ def test_cond_takes_the_branch_eager_takes(sign):
     fast = cuvil.compile(model)
     x = sign * torch.rand(4, 8)
     torch.testing.assert_close(fast(x), model(x), rtol=1e-5, atol=1e-5)
+
+
+class Newton(torch.nn.Module):
+    """sqrt(a) by Newton's steps until every element has converged: a
+    torch.while_loop whose trip count depends on the data, closing over the
+    input (torch.export lifts it into the loop's additional inputs)."""
+
+    def forward(self, a):
+        from torch._higher_order_ops.while_loop import while_loop
+
+        def more(i, x):
+            return ((x * x - a).abs() > 1e-4 * a).any() & (i < 100)
+
+        def step(i, x):
+            return i + 1, 0.5 * (x + a / x)
+        steps, root = while_loop(more, step, (torch.zeros((), dtype=torch.int64), a.clone()))
+        return steps, root
+
+
+def test_while_loop_runs_as_many_steps_as_eager():
+    fast = cuvil.compile(Newton())
+    for scale in (1.0, 1e6):   # more steps for the larger values: the same compiled loop
+        a = scale * (torch.rand(64) + 0.1)
+        (steps, root), (want_steps, want_root) = fast(a), Newton()(a)
+        assert int(steps) == int(want_steps) > 0
+        torch.testing.assert_close(root, want_root, rtol=1e-5, atol=1e-5)
 
 
 class Noisy(torch.nn.Module):

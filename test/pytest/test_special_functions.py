@@ -76,6 +76,19 @@ def test_float64_stays_unsupported():
         cuvil.compile(OnEach(special.bessel_j0))(torch.linspace(0, 10, 5, dtype=torch.float64))
 
 
+def assert_polynomial_matches_eager(fn, x, n):
+    """fn(x, n) over every pair of x and n, with a scalar degree and of
+    integer inputs, against eager (dtypes exactly)."""
+    xs, ns = torch.broadcast_tensors(x[:, None], n[None, :])
+
+    class M(torch.nn.Module):
+        def forward(self, x, n):
+            return fn(x, n), fn(x, 5), fn(x.to(torch.int64), n.to(torch.int64))
+    for got, want in zip(cuvil.compile(M())(xs, ns), M()(xs, ns)):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
 CHEBYSHEV = [getattr(special, f"{shift}chebyshev_polynomial_{kind}") for shift in ("", "shifted_") for kind in "tuvw"]
 
 
@@ -88,14 +101,22 @@ def test_chebyshev_polynomials_of_tensor_degrees(fn):
     eager 10.99821, float64 10.99955, Cuvil 10.99955)."""
     x = torch.cat([torch.linspace(-2.5, 2.5, 201), torch.tensor([1.0, -1.0, 0.0, 0.5, 1 - 1e-4, -1 + 1e-4])])
     n = torch.tensor([float(d) for d in range(13)] + [-1.0, -3.0, 3.6, -0.5])
-    xs, ns = torch.broadcast_tensors(x[:, None], n[None, :])
+    assert_polynomial_matches_eager(fn, x, n)
 
-    class M(torch.nn.Module):
-        def forward(self, x, n):
-            return fn(x, n), fn(x, 5), fn(x.to(torch.int64), n.to(torch.int64))
-    for got, want in zip(cuvil.compile(M())(xs, ns), M()(xs, ns)):
-        assert got.dtype == want.dtype
-        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+RECURRENCES = [special.hermite_polynomial_h, special.hermite_polynomial_he, special.laguerre_polynomial_l,
+               special.legendre_polynomial_p]
+
+
+@pytest.mark.parametrize("fn", RECURRENCES, ids=lambda f: f.__name__)
+def test_recurrence_polynomials_loop_to_each_elements_degree(fn):
+    """Eager's three-term recurrence, n - 1 steps per element (a while
+    loop as long as the largest degree): degrees 0..25, negative and
+    fractional ones, x at 0 and +-1 (Laguerre's and Legendre's special
+    cases), a scalar degree, integer inputs."""
+    x = torch.cat([torch.linspace(-2.5, 2.5, 41), torch.tensor([1.0, -1.0, 0.0, 0.5])])
+    n = torch.tensor([float(d) for d in range(26)] + [-1.0, -3.0, 3.6, -0.5])
+    assert_polynomial_matches_eager(fn, x, n)
 
 
 def test_zeta_and_polygamma_of_every_order():
