@@ -148,6 +148,27 @@ def max_pool2d_with_indices(x, kernel_size, stride=(), padding=(0,), dilation=(1
     return values, torch.gather(flat, -1, first.unsqueeze(-1)).squeeze(-1)
 
 
+def im2col(x, kernel_size, dilation, padding, stride):
+    """aten.im2col (F.unfold) as one strided slice of the padded input per
+    kernel tap, stacked: torch's own decomposition gathers with index
+    arithmetic that torch-mlir's lowering crashes on (SIGFPE). Rows are
+    channel-major, then the taps in row-major order, as eager's."""
+    if x.dim() not in (3, 4):
+        return NotImplemented
+    if x.dim() == 3:
+        return im2col(x.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair(a) for a in (kernel_size, dilation, padding, stride))
+    n, c, h, w = x.shape
+    out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if isinstance(x.numel(), int) and x.numel() == 0:   # torch-mlir's view of an empty tensor divides by 0
+        return x.new_zeros(n, c * kh * kw, out_h * out_w)
+    padded = torch.nn.functional.pad(x, (pw, pw, ph, ph))
+    taps = [padded[:, :, i * dh:i * dh + sh * (out_h - 1) + 1:sh, j * dw:j * dw + sw * (out_w - 1) + 1:sw]
+            for i in range(kh) for j in range(kw)]
+    return torch.stack(taps, dim=2).reshape(n, c * kh * kw, out_h * out_w)
+
+
 def adaptive_max_pool1d(x, output_size):
     """aten.adaptive_max_pool1d as the 2-d one over a unit height."""
     if x.dim() not in (2, 3):
@@ -1161,6 +1182,7 @@ DECOMPOSITIONS = {
     aten.cumprod.default: cumprod,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
+    aten.im2col.default: im2col,
     aten.angle.default: angle,
     aten.isfinite.default: isfinite,
     aten.hypot.default: hypot,

@@ -287,6 +287,17 @@ def test_frexp_of_normals_subnormals_and_special_values():
     assert_matches_eager(Ops(torch.frexp), x)
 
 
+@pytest.mark.parametrize("shape, kwargs", [
+    ((2, 3, 7, 6), dict(kernel_size=3)),
+    ((1, 2, 9, 8), dict(kernel_size=(2, 3), dilation=(2, 1), padding=(1, 2), stride=(2, 3))),
+    ((4, 6, 5), dict(kernel_size=2, padding=1, stride=2)),     # unbatched
+    ((0, 1, 5, 5), dict(kernel_size=2, padding=1)),            # empty batch
+], ids=["3x3", "dilated-padded-strided", "unbatched", "empty-batch"])
+def test_unfold_takes_one_slice_per_kernel_tap(shape, kwargs):
+    x = torch.randn(shape)
+    assert_matches_eager(Ops(lambda t: F.unfold(t, **kwargs)), x)
+
+
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
     """Random float32 bit patterns (subnormals, infinities and NaNs among
     them), x == y, from and towards zero, powers of two both ways, the
