@@ -715,6 +715,51 @@ def nextafter(x, y):
     return torch.where((x != x) | (y != y), x + y, out)
 
 
+# --------------------------------------------------------------------------
+# Segment reductions: each segment [start, end) of data's `axis` as a mask
+# over that axis (segments x elements), the masked data reduced: no
+# data-dependent shape; the reduction starts from `initial` (or the
+# reduction's identity), and an empty segment's mean is NaN, as eager's.
+# --------------------------------------------------------------------------
+_SEGMENT_FILL = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """aten.segment_reduce (float data; lengths or offsets of
+    data.shape[:axis] + (segments,))."""
+    if not data.is_floating_point() or reduce not in _SEGMENT_FILL or indices is not None:
+        return NotImplemented
+    axis = axis % data.dim()
+    if lengths is not None:
+        ends = torch.cumsum(lengths, dim=-1)
+        starts = ends - lengths
+    elif offsets is not None:
+        starts, ends = offsets[..., :-1], offsets[..., 1:]
+    else:
+        return NotImplemented
+    rest = data.dim() - axis - 1
+    position = torch.arange(data.shape[axis], device=data.device)
+    mask = (starts.unsqueeze(-1) <= position) & (position < ends.unsqueeze(-1))   # batch + (S, N)
+    mask = mask.reshape(mask.shape + (1,) * rest)
+    values = data.unsqueeze(axis)                                                  # batch + (1, N) + rest
+    fill = _SEGMENT_FILL[reduce]
+    masked = torch.where(mask, values, torch.full((), fill, dtype=data.dtype))
+    start = fill if initial is None else float(initial)
+    if reduce in ("sum", "mean"):
+        out = masked.sum(dim=axis + 1) + start
+    elif reduce == "prod":
+        out = masked.prod(dim=axis + 1) * start
+    elif reduce == "max":
+        out = torch.maximum(masked.amax(dim=axis + 1), torch.full((), start, dtype=data.dtype))
+    else:
+        out = torch.minimum(masked.amin(dim=axis + 1), torch.full((), start, dtype=data.dtype))
+    if reduce == "mean":
+        count = (ends - starts).to(data.dtype).reshape((ends - starts).shape + (1,) * rest)
+        empty_value = torch.full((), math.nan if initial is None else float(initial), dtype=data.dtype)
+        out = torch.where(count > 0, out / count, empty_value)
+    return out
+
+
 def _arg_extreme_of_scalar(x, dim=None, keepdim=False):
     """argmax / argmin of a 0-d tensor: 0 (torch-mlir leaves its flags unlowered)."""
     if x.dim() != 0:
@@ -1183,6 +1228,7 @@ DECOMPOSITIONS = {
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.im2col.default: im2col,
+    aten.segment_reduce.default: segment_reduce,
     aten.angle.default: angle,
     aten.isfinite.default: isfinite,
     aten.hypot.default: hypot,

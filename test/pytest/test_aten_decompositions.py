@@ -298,6 +298,24 @@ def test_unfold_takes_one_slice_per_kernel_tap(shape, kwargs):
     assert_matches_eager(Ops(lambda t: F.unfold(t, **kwargs)), x)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean", "prod", "max", "min"])
+@pytest.mark.parametrize("initial", [None, 2.0])
+def test_segment_reduce_by_lengths_and_offsets(reduce, initial):
+    """Empty segments (the identity, `initial`, or NaN for a mean), a NaN in
+    a segment, lengths per row of a batch (axis 1) and offsets (axis 0)."""
+    data = torch.randn(3, 6, 4)
+    data[1, 2, 0] = math.nan
+    lengths = torch.tensor([[0, 2, 3, 1], [1, 0, 5, 0], [6, 0, 0, 0]])
+    offsets = torch.tensor([0, 0, 1, 3])
+
+    def by_lengths(d, lengths):
+        return torch.segment_reduce(d, reduce, lengths=lengths, axis=1, initial=initial)
+
+    def by_offsets(d, lengths):
+        return torch.segment_reduce(d, reduce, offsets=offsets, axis=0, initial=initial)
+    assert_matches_eager(Ops(by_lengths, by_offsets), data, lengths)
+
+
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
     """Random float32 bit patterns (subnormals, infinities and NaNs among
     them), x == y, from and towards zero, powers of two both ways, the
