@@ -607,6 +607,27 @@ def nanmedian_dim(x, dim, keepdim=False):
     return _middle_of_sorted(x, dim, keepdim, skip_nan=True)
 
 
+def mode(x, dim=-1, keepdim=False):
+    """aten.mode as eager's CPU kernel picks it: the smallest of the most
+    frequent values along dim, and the last index holding it (eager sorts
+    the row and takes the end of the value's run; its sort keeps ties in
+    order for the short rows where that is defined). Frequencies by
+    comparing every pair of the row (rows x rows per row)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    dim = dim % x.dim()
+    rows = x.movedim(dim, -1)
+    count = (rows.unsqueeze(-1) == rows.unsqueeze(-2)).sum(dim=-1)
+    frequent = count == count.amax(dim=-1, keepdim=True)
+    value = torch.where(frequent, rows, rows.amax(dim=-1, keepdim=True)).amin(dim=-1, keepdim=True)
+    position = torch.arange(rows.shape[-1])
+    index = torch.where(rows == value, position, -1).amax(dim=-1, keepdim=True)
+    value, index = value.movedim(-1, dim), index.movedim(-1, dim)
+    if not keepdim:
+        value, index = value.squeeze(dim), index.squeeze(dim)
+    return value, index
+
+
 # --------------------------------------------------------------------------
 # Forms torch-mlir leaves half-lowered (torch.constant.* left in the IR).
 # --------------------------------------------------------------------------
@@ -1287,6 +1308,7 @@ DECOMPOSITIONS = {
     aten.any.default: _all_of_scalar,
     aten.any.dim: _all_of_scalar,
     aten.median.dim: median_dim,
+    aten.mode.default: mode,
     aten.nanmedian.default: nanmedian,
     aten.nanmedian.dim: nanmedian_dim,
 }

@@ -316,6 +316,16 @@ def test_segment_reduce_by_lengths_and_offsets(reduce, initial):
     assert_matches_eager(Ops(by_lengths, by_offsets), data, lengths)
 
 
+def test_mode_picks_the_smallest_most_frequent_value_and_its_last_index():
+    """Ties between values (the smallest wins) and repeats of the mode (its
+    last index), along the last dim and dim 0, with keepdim, int and bool."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 4, (5, 12), generator=g).float()
+    x[0] = torch.tensor([3.0, 1, 3, 1, 2, 2, 0, 5, 6, 7, 8, 9])   # 1, 2 and 3 twice: 1
+    assert_matches_eager(Ops(lambda t: torch.mode(t), lambda t: torch.mode(t, 0, keepdim=True),
+                             lambda t: torch.mode(t.to(torch.int64), 1), lambda t: torch.mode(t > 1)), x)
+
+
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
     """Random float32 bit patterns (subnormals, infinities and NaNs among
     them), x == y, from and towards zero, powers of two both ways, the
