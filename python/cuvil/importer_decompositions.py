@@ -169,6 +169,50 @@ def im2col(x, kernel_size, dilation, padding, stride):
     return torch.stack(taps, dim=2).reshape(n, c * kh * kw, out_h * out_w)
 
 
+def _antialiased_linear_weights(in_size: int, out_size: int, align_corners: bool, scale_factor):
+    """The (out_size, in_size) matrix of eager's antialiased linear weights
+    along one dim (UpSampleKernel's _compute_indices_min_size_weights_aa:
+    PIL's bounds and triangle filter), from index grids (a decomposition
+    cannot hold a constant tensor), float32 where eager's float kernel has a
+    float and float64 where its C++ promotes to double: a window of the
+    input per output, stretched by the scale when downsampling, its weights
+    normalized to sum 1."""
+    if align_corners:
+        scale = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    elif scale_factor is not None and scale_factor > 0:
+        scale = 1.0 / scale_factor
+    else:
+        scale = in_size / out_size
+    import numpy as np
+    scale = float(np.float32(scale))   # eager's scalar_t
+    support = scale if scale >= 1.0 else 1.0   # interp_size (2) / 2, stretched
+    invscale = float(np.float32(1.0) / np.float32(scale)) if scale >= 1.0 else 1.0
+    max_size = int(math.ceil(support)) * 2 + 1
+    i = torch.arange(out_size, dtype=torch.float64).unsqueeze(1)
+    k = torch.arange(in_size, dtype=torch.float64).unsqueeze(0)
+    center = (scale * (i + 0.5)).float()
+    low = ((center - support).double() + 0.5).trunc().clamp_min(0)
+    high = ((center + support).double() + 0.5).trunc().clamp_max(in_size)
+    size = (high - low).clamp(0, max_size)
+    x = (((k.float() - center).double() + 0.5) * invscale).float()
+    w = torch.where((k >= low) & (k < low + size), (1.0 - x.abs().double()).clamp_min(0).float(),
+                    torch.zeros((), dtype=torch.float32))
+    total = w.sum(dim=1, keepdim=True)
+    return torch.where(total != 0, w / torch.where(total != 0, total, 1.0), torch.zeros((), dtype=torch.float32))
+
+
+def upsample_bilinear2d_aa(x, output_size, align_corners, scales_h=None, scales_w=None):
+    """aten._upsample_bilinear2d_aa (F.interpolate(mode="bilinear",
+    antialias=True)) as two products with eager's weight matrices, along
+    the width then the height, as eager's separable passes."""
+    if x.dim() != 4 or x.dtype != torch.float32 or not all(isinstance(d, int) for d in x.shape[2:]):
+        return NotImplemented
+    out_h, out_w = (int(d) for d in output_size)
+    rows = _antialiased_linear_weights(x.shape[2], out_h, align_corners, scales_h)
+    columns = _antialiased_linear_weights(x.shape[3], out_w, align_corners, scales_w)
+    return torch.matmul(rows, torch.matmul(x, columns.t()))
+
+
 def adaptive_max_pool1d(x, output_size):
     """aten.adaptive_max_pool1d as the 2-d one over a unit height."""
     if x.dim() not in (2, 3):
@@ -1249,6 +1293,7 @@ DECOMPOSITIONS = {
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.im2col.default: im2col,
+    aten._upsample_bilinear2d_aa.default: upsample_bilinear2d_aa,
     aten.segment_reduce.default: segment_reduce,
     aten.angle.default: angle,
     aten.isfinite.default: isfinite,

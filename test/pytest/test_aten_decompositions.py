@@ -326,6 +326,18 @@ def test_mode_picks_the_smallest_most_frequent_value_and_its_last_index():
                              lambda t: torch.mode(t.to(torch.int64), 1), lambda t: torch.mode(t > 1)), x)
 
 
+@pytest.mark.parametrize("shape, kwargs", [
+    ((2, 3, 17, 13), dict(size=(5, 7))),                      # downsampling: stretched windows
+    ((1, 2, 8, 9), dict(size=(15, 20))),                      # upsampling
+    ((1, 1, 10, 10), dict(scale_factor=0.37)),
+    ((2, 2, 9, 12), dict(size=(4, 5), align_corners=True)),
+    ((1, 3, 6, 6), dict(scale_factor=(2.5, 0.5))),
+], ids=["down", "up", "scale-factor", "align-corners", "mixed"])
+def test_antialiased_bilinear_interpolation(shape, kwargs):
+    x = torch.randn(shape)
+    assert_matches_eager(Ops(lambda t: F.interpolate(t, mode="bilinear", antialias=True, **kwargs)), x)
+
+
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
     """Random float32 bit patterns (subnormals, infinities and NaNs among
     them), x == y, from and towards zero, powers of two both ways, the
