@@ -10,6 +10,7 @@ function returns NotImplemented for inputs it does not cover (complex, a
 float64 input whose last bits a float64 evaluation cannot promise): the op
 is then left to torch-mlir, which lowers it or names it as unsupported.
 """
+import functools
 import math
 
 import torch
@@ -211,6 +212,54 @@ def upsample_bilinear2d_aa(x, output_size, align_corners, scales_h=None, scales_
     rows = _antialiased_linear_weights(x.shape[2], out_h, align_corners, scales_h)
     columns = _antialiased_linear_weights(x.shape[3], out_w, align_corners, scales_w)
     return torch.matmul(rows, torch.matmul(x, columns.t()))
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=-1, forward_only=False):
+    """aten._embedding_bag (and _forward_only, F.embedding_bag's call under
+    no_grad): each bag a mask over the indices (bags x indices), padding
+    rows left out. Sum: a product of the (weighted) mask and the gathered
+    rows; mean: that over the bag's size; max: the masked rows' maximum and
+    the row index holding it (empty bags are 0). The other results as
+    eager's CPU kernel gives them: offset2bag is empty for a sum without
+    padding (its fast path), else each index's bag; bag_size is 0 for a
+    sum, else the sizes; max_indices is 0 for a sum (one per offset in the
+    forward-only kernel), the sizes for a mean."""
+    if weight.dtype != torch.float32 or indices.dim() != 1 or mode not in (0, 1, 2):
+        return NotImplemented
+    count = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    starts = offsets[:bags]
+    ends = offsets[1:] if include_last_offset else torch.cat([offsets[1:], offsets.new_full((1,), count)])
+    position = torch.arange(count, dtype=offsets.dtype)
+    in_bag = (starts.unsqueeze(1) <= position) & (position < ends.unsqueeze(1))    # bags x indices
+    member = in_bag & (indices != padding_idx) if padding_idx >= 0 else in_bag
+    rows = weight[indices]                                                            # indices x dim
+    sizes = member.sum(dim=1)
+    # (a sum's zeros: one per offset in eager's forward-only kernel)
+    zeros = torch.zeros(offsets.shape[0] if forward_only else bags, dtype=indices.dtype)
+    if mode == 2:
+        masked = torch.where(member.unsqueeze(2), rows.unsqueeze(0), -math.inf)
+        peak = masked.amax(dim=1)
+        holds = member.unsqueeze(2) & (rows.unsqueeze(0) == peak.unsqueeze(1))
+        first = torch.where(holds, position.view(1, -1, 1), count).amin(dim=1)
+        empty = (sizes == 0).unsqueeze(1)
+        output = torch.where(empty, 0.0, peak)
+        max_indices = torch.where(empty, 0, indices[first.clamp_max(max(count - 1, 0))])
+    else:
+        scale = member.to(weight.dtype)
+        if per_sample_weights is not None:
+            scale = scale * per_sample_weights.to(weight.dtype)
+        output = scale @ rows
+        if mode == 1:
+            output = output / sizes.clamp_min(1).unsqueeze(1).to(weight.dtype)
+        max_indices = sizes if mode == 1 else zeros
+    bag_size = zeros if mode == 0 else sizes.to(indices.dtype)
+    if mode == 0 and padding_idx < 0:
+        offset2bag = indices.new_zeros(0)
+    else:
+        offset2bag = (in_bag.to(indices.dtype) * torch.arange(bags, dtype=indices.dtype).unsqueeze(1)).sum(dim=0)
+    return output, offset2bag, bag_size, max_indices.to(indices.dtype)
 
 
 def adaptive_max_pool1d(x, output_size):
@@ -1293,6 +1342,8 @@ DECOMPOSITIONS = {
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.im2col.default: im2col,
+    aten._embedding_bag.default: _embedding_bag,
+    aten._embedding_bag_forward_only.default: functools.partial(_embedding_bag, forward_only=True),
     aten._upsample_bilinear2d_aa.default: upsample_bilinear2d_aa,
     aten.segment_reduce.default: segment_reduce,
     aten.angle.default: angle,

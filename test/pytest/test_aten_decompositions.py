@@ -338,6 +338,29 @@ def test_antialiased_bilinear_interpolation(shape, kwargs):
     assert_matches_eager(Ops(lambda t: F.interpolate(t, mode="bilinear", antialias=True, **kwargs)), x)
 
 
+@pytest.mark.parametrize("mode", [0, 1, 2], ids=["sum", "mean", "max"])
+@pytest.mark.parametrize("include_last_offset", [False, True], ids=["bags-to-end", "last-offset"])
+def test_embedding_bag_and_its_other_results(mode, include_last_offset):
+    """All four results of _embedding_bag and of the forward-only kernel
+    (F.embedding_bag under no_grad), with and without a padding index,
+    an empty bag, a tie in a max, per-sample weights for a sum."""
+    g = torch.Generator().manual_seed(0)
+    weight = torch.randn(30, 6, generator=g)
+    indices = torch.randint(0, 30, (20,), generator=g)
+    indices[3], indices[6], indices[7] = 3, 3, indices[8]
+    weight[indices[8], 2] = weight[indices[9], 2]
+    offsets = torch.tensor([0, 5, 12, 12] + ([20] if include_last_offset else []))
+    scale = torch.rand(20, generator=g) if mode == 0 else None
+
+    def bags(op, padding_idx):
+        def call(w, i, o):
+            return op(w, i, o, False, mode, False, scale, include_last_offset, padding_idx)
+        return call
+    ops = [bags(op, p) for op in (torch.ops.aten._embedding_bag, torch.ops.aten._embedding_bag_forward_only)
+           for p in (-1, 3)]
+    assert_matches_eager(Ops(*ops), weight, indices, offsets)
+
+
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
     """Random float32 bit patterns (subnormals, infinities and NaNs among
     them), x == y, from and towards zero, powers of two both ways, the
