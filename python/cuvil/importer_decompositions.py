@@ -162,8 +162,6 @@ def im2col(x, kernel_size, dilation, padding, stride):
     n, c, h, w = x.shape
     out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if isinstance(x.numel(), int) and x.numel() == 0:   # torch-mlir's view of an empty tensor divides by 0
-        return x.new_zeros(n, c * kh * kw, out_h * out_w)
     padded = torch.nn.functional.pad(x, (pw, pw, ph, ph))
     taps = [padded[:, :, i * dh:i * dh + sh * (out_h - 1) + 1:sh, j * dw:j * dw + sw * (out_w - 1) + 1:sw]
             for i in range(kh) for j in range(kw)]
