@@ -260,6 +260,63 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     return output, offset2bag, bag_size, max_indices.to(indices.dtype)
 
 
+def _grid_source_index(coords, size: int, padding_mode: int, align_corners: bool):
+    """A grid coordinate in [-1, 1] as a source index along a dim of `size`
+    (eager's grid_sampler_compute_source_index): unnormalized, then clamped
+    (border) or reflected into the input (reflection), left as is (zeros)."""
+    if align_corners:
+        coords = (coords + 1) / 2 * (size - 1)
+    else:
+        coords = ((coords + 1) * size - 1) / 2
+    if padding_mode == 0:
+        return coords
+    if padding_mode == 2:
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        if low == high:
+            coords = torch.zeros_like(coords)
+        else:
+            span = (high - low) / 2
+            distance = (coords - low / 2).abs()
+            extra = torch.fmod(distance, span)
+            flips = torch.floor(distance / span)
+            coords = torch.where(torch.remainder(flips, 2) == 0, extra + low / 2, span - extra + low / 2)
+    return coords.clamp(0, size - 1)
+
+
+def grid_sampler_3d(x, grid, interpolation_mode, padding_mode, align_corners):
+    """aten.grid_sampler_3d (F.grid_sample of a volume): trilinear (the
+    eight corners' values gathered and weighted, out-of-volume corners 0)
+    or nearest (rounded half to even) sampling."""
+    if interpolation_mode not in (0, 1) or padding_mode not in (0, 1, 2) or not x.is_floating_point():
+        return NotImplemented
+    n, c, depth, height, width = x.shape
+    _, out_d, out_h, out_w, _ = grid.shape
+    ix = _grid_source_index(grid[..., 0], width, padding_mode, align_corners)
+    iy = _grid_source_index(grid[..., 1], height, padding_mode, align_corners)
+    iz = _grid_source_index(grid[..., 2], depth, padding_mode, align_corners)
+    flat = x.reshape(n, c, depth * height * width)
+
+    def corner(zs, ys, xs):
+        """The input at integer (z, y, x) per output, 0 outside the volume."""
+        inside = (xs >= 0) & (xs < width) & (ys >= 0) & (ys < height) & (zs >= 0) & (zs < depth)
+        at = torch.where(inside, (zs * height + ys) * width + xs, 0).to(torch.int64)
+        values = torch.gather(flat, 2, at.reshape(n, 1, -1).expand(n, c, -1))
+        return torch.where(inside.reshape(n, 1, -1), values, 0).reshape(n, c, out_d, out_h, out_w)
+
+    if interpolation_mode == 1:
+        return corner(torch.round(iz), torch.round(iy), torch.round(ix))
+    x0, y0, z0 = ix.floor(), iy.floor(), iz.floor()
+    out = None
+    for dz in (0, 1):
+        for dy in (0, 1):
+            for dx in (0, 1):
+                weight = ((ix - x0) if dx else (x0 + 1 - ix)) * ((iy - y0) if dy else (y0 + 1 - iy)) \
+                    * ((iz - z0) if dz else (z0 + 1 - iz))
+                term = corner(z0 + dz, y0 + dy, x0 + dx) * weight.unsqueeze(1)
+                out = term if out is None else out + term
+    return out
+
+
 def adaptive_max_pool1d(x, output_size):
     """aten.adaptive_max_pool1d as the 2-d one over a unit height."""
     if x.dim() not in (2, 3):
@@ -1340,6 +1397,7 @@ DECOMPOSITIONS = {
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool1d.default: adaptive_max_pool1d,
     aten.im2col.default: im2col,
+    aten.grid_sampler_3d.default: grid_sampler_3d,
     aten._embedding_bag.default: _embedding_bag,
     aten._embedding_bag_forward_only.default: functools.partial(_embedding_bag, forward_only=True),
     aten._upsample_bilinear2d_aa.default: upsample_bilinear2d_aa,

@@ -3,6 +3,7 @@ decompositions (cuvil.importer_decompositions): compared with eager on grids
 that hold the edge cases (poles, signed zeros, infinities, NaN).
 Tolerance: float32 results within rtol 1e-5 / atol 1e-5 (the op database
 suite's); integer, bool and index results exactly; NaN where eager has NaN."""
+import functools
 import math
 
 import pytest
@@ -359,6 +360,19 @@ def test_embedding_bag_and_its_other_results(mode, include_last_offset):
     ops = [bags(op, p) for op in (torch.ops.aten._embedding_bag, torch.ops.aten._embedding_bag_forward_only)
            for p in (-1, 3)]
     assert_matches_eager(Ops(*ops), weight, indices, offsets)
+
+
+def test_grid_sample_of_volumes_every_mode_and_padding():
+    """Trilinear and nearest sampling with zeros / border / reflection
+    padding, with and without aligned corners, the grid reaching past the
+    volume on every side."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 4, 5, 6, generator=g)
+    grid = torch.rand(2, 3, 4, 5, 3, generator=g) * 2.6 - 1.3
+    samplers = [functools.partial(F.grid_sample, mode=mode, padding_mode=padding, align_corners=aligned)
+                for mode in ("bilinear", "nearest") for padding in ("zeros", "border", "reflection")
+                for aligned in (False, True)]
+    assert_matches_eager(Ops(*samplers), x, grid)
 
 
 def test_nextafter_steps_one_unit_in_the_last_place_bit_for_bit():
