@@ -562,7 +562,49 @@ def linalg_svdvals(a, driver=None):
     return _jacobi_eigenvalues(gram).clamp_min(0).sqrt().flip(-1).to(a.dtype)
 
 
+# -- Matrix exponential ------------------------------------------------------------
+
+#: The 1-norm up to which the degree-18 Taylor polynomial is taken as is
+#: (eager's threshold for its degree-18 approximant).
+_EXP_THETA = 3.010066362817634
+#: A bound on the squarings (_scale_by_pow2 takes |e| < 256; 2^140 brings any
+#: finite float32 norm of a MAX_SIZE matrix under the threshold).
+_EXP_MAX_SQUARINGS = 255
+
+
+def linalg_matrix_exp(a):
+    """exp(A) by scaling and squaring (eager's scheme): A / 2^s with s the
+    smallest that brings the 1-norm under eager's degree-18 threshold,
+    the degree-18 Taylor polynomial of that (Horner), then s squarings: a
+    while loop as long as the largest s of the batch, each matrix squared
+    its own s times. In float64 (eager's float32 rounding differs by its
+    own error, ~1e-7 relative)."""
+    from .importer_decompositions import _scale_by_pow2, while_loop_op
+    if not _square(a) or a.shape[-1] > MAX_SIZE:
+        return NotImplemented
+    if a.numel() == 0:
+        return a.clone()
+    wide = a.double()
+    norm = wide.abs().sum(dim=-2).amax(dim=-1)
+    ratio = torch.where(torch.isfinite(norm), norm, 0.0) / _EXP_THETA
+    squarings = torch.ceil(torch.log2(ratio.clamp_min(1.0))).clamp(0, _EXP_MAX_SQUARINGS)
+    scaled = _scale_by_pow2(wide, -squarings[..., None, None].expand_as(wide))
+    eye = torch.eye(a.shape[-1], dtype=torch.float64)
+    power = eye
+    for k in range(18, 0, -1):
+        power = eye + (scaled @ power) / k
+
+    def more(t, e, squarings):
+        return t < squarings.amax()
+
+    def square(t, e, squarings):
+        return t + 1, torch.where((t < squarings)[..., None, None], e @ e, e)
+    _, power = while_loop_op(more, square, (torch.zeros((), dtype=torch.float64), power), (squarings,))
+    return power.to(a.dtype)
+
+
 DECOMPOSITIONS = {
+    aten.linalg_matrix_exp.default: linalg_matrix_exp,
     aten.linalg_eigvalsh.default: linalg_eigvalsh,
     aten.linalg_svdvals.default: linalg_svdvals,
     aten.geqrf.default: geqrf,

@@ -163,3 +163,25 @@ def test_a_matrix_larger_than_the_unrolled_limit_is_refused_by_name():
     from cuvil.importer_linalg import MAX_SIZE
     with pytest.raises(cuvil.UnsupportedOpError, match=r"aten\.linalg_inv_ex at test_linalg\.py:\d+"):
         cuvil.compile(Inverse())(_matrices(n=MAX_SIZE + 1))
+
+
+@pytest.mark.parametrize("scale, skew", [(0.0, False), (0.1, False), (3.0, False), (40.0, True)],
+                         ids=["zero", "small", "moderate", "rotation-many-squarings"])
+def test_matrix_exp_is_within_float32_rounding_of_the_exact_exponential(scale, skew):
+    """Scaling, a degree-18 polynomial and as many squarings as each matrix
+    of the batch needs (a while loop), in float64: against eager's float64
+    exponential, within float32 rounding of the largest entry (eager's own
+    float32 kernel is up to ~1e-6 off there, so its result is not the
+    reference)."""
+    a = _matrices(3, n=6) * scale
+    if skew:   # norm ~ 500 (8 squarings), an orthogonal exponential
+        a = a - a.mT
+
+    class Exp(torch.nn.Module):
+        def forward(self, a):
+            return torch.linalg.matrix_exp(a)
+    got = cuvil.compile(Exp())(a)
+    exact = torch.linalg.matrix_exp(a.double())
+    assert got.dtype == torch.float32
+    size = exact.abs().amax(dim=(-2, -1), keepdim=True)
+    assert ((got.double() - exact).abs() / size).max() < 2e-7
