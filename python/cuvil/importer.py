@@ -635,23 +635,26 @@ def _carry_while_loop_inputs(prog) -> None:
         node.meta["val"] = tuple(node.meta["val"]) + tuple(e.meta["val"] for e in extra)
 
 
-def _empty_results_as_zeros(g) -> None:
-    """An op whose result has no element (static shape) becomes a fresh
-    empty tensor of that shape and dtype: its value is the same, and
+def _empty_results_as_empty_tensors(g) -> None:
+    """An op on tensors whose result has no element (static shape) becomes a
+    fresh empty tensor of that shape and dtype: its value is the same, and
     torch-mlir's lowerings divide by a zero extent (a view or flatten of an
-    empty tensor is a SIGFPE in its passes). Ops left without users go."""
+    empty tensor is a SIGFPE in its passes). Ops left without users go.
+    (`aten.empty`: torch-mlir folds a `zeros` of no element into a literal
+    whose uint8 type it then rejects.)"""
     changed = False
     for node in list(g.nodes):
         val = node.meta.get("val")
         if (node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload)
-                or not isinstance(val, torch.Tensor) or not all(isinstance(d, int) for d in val.shape)
-                or val.numel() != 0 or node.target is torch.ops.aten.zeros.default):
+                or not isinstance(val, torch.Tensor) or val.layout != torch.strided
+                or not all(isinstance(d, int) for d in val.shape)
+                or val.numel() != 0 or not any(isinstance(a, torch.fx.Node) for a in node.all_input_nodes)):
             continue
         with g.inserting_before(node):
-            zeros = g.call_function(torch.ops.aten.zeros.default, (list(val.shape),),
+            empty = g.call_function(torch.ops.aten.empty.memory_format, (list(val.shape),),
                                     {"dtype": val.dtype, "device": torch.device("cpu")})
-        zeros.meta = dict(node.meta)
-        node.replace_all_uses_with(zeros)
+        empty.meta = dict(node.meta)
+        node.replace_all_uses_with(empty)
         changed = True
     if changed:
         g.eliminate_dead_code()
@@ -939,7 +942,7 @@ def import_program_weights_as_args(
     mutated = sum(o["kind"] != "user_output" for o in outputs)
     outputs[mutated:mutated] = linalg_checks   # the infos follow the mutated values
     output_slots = _tensor_outputs_only(g, leading=mutated + len(linalg_checks))
-    _empty_results_as_zeros(g)
+    _empty_results_as_empty_tensors(g)
     _float_scalars_for_float_operands(g)
     _widen_unsigned_operands(g)
     complex_outputs = importer_complex.fold_real_pairs(g)

@@ -172,10 +172,10 @@ class EmptyBatchFlatten(torch.nn.Module):
 
 def test_a_torch_mlir_crash_is_an_error_not_the_end_of_the_process(monkeypatch):
     # torch-mlir's view lowering divides by zero on an empty tensor (SIGFPE).
-    # The importer writes empty results as zeros first; without that, its
+    # The importer writes empty results as new empty tensors first; without that, its
     # passes run in a forked child and the crash is a CompileError.
     from cuvil import importer
-    monkeypatch.setattr(importer, "_empty_results_as_zeros", lambda g: None)
+    monkeypatch.setattr(importer, "_empty_results_as_empty_tensors", lambda g: None)
     with pytest.raises(cuvil.CompileError, match=r"torch-mlir crashed \(SIGFPE\).*aten\.") as info:
         cuvil.compile(EmptyBatchFlatten())(torch.randn(0, 1, 5, 5))
     assert "torch-mlir-opt" in info.value.reproducer

@@ -76,7 +76,7 @@ class EmptyViews(torch.nn.Module):
 
 def test_views_of_empty_tensors_match_eager():
     """torch-mlir's view lowering divides by the empty extent (SIGFPE):
-    the importer writes results without elements as zeros of their shape."""
+    the importer writes results without elements as empty tensors of their shape."""
     x = torch.randn(0, 1, 5, 5)
     for got, want in zip(cuvil.compile(EmptyViews())(x), EmptyViews()(x)):
         assert got.shape == want.shape and got.dtype == want.dtype
