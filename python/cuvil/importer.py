@@ -613,25 +613,87 @@ def _inline_cond(prog) -> None:
                 g.erase_node(attr)
 
 
+def _while_loop_graphs(prog) -> list:
+    """The cond and body graphs of the program's while loops (torch-mlir
+    imports them as functions of their own): the value-preserving rewrites
+    of the main graph apply to them too."""
+    graphs = []
+    for node in prog.graph.nodes:
+        if node.op == "call_function" and node.target is torch.ops.higher_order.while_loop:
+            for attr in node.args[:2]:
+                sub = getattr(prog.graph_module, attr.target)
+                graphs.append(sub.graph)
+    return graphs
+
+
+def _runtime_true(g, before):
+    """A 0-d bool `true` that torch-mlir cannot fold: computed from the
+    smallest tensor input (s == s or s != s of its sum: true with a NaN too);
+    None in a program without tensor inputs."""
+    inputs = [n for n in g.nodes if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)]
+    if not inputs:
+        return None
+    source = min(inputs, key=lambda n: n.meta["val"].numel())
+    aten = torch.ops.aten
+    with g.inserting_before(before):
+        total = g.call_function(aten.sum.default, (source,))
+        same = g.call_function(aten.eq.Tensor, (total, total))
+        differs = g.call_function(aten.ne.Tensor, (total, total))
+        token = g.call_function(aten.logical_or.default, (same, differs))
+    # (the importer types nodes from fake tensors: computed on the input's)
+    total.meta["val"] = source.meta["val"].sum()
+    same.meta["val"] = total.meta["val"] == total.meta["val"]
+    differs.meta["val"] = total.meta["val"] != total.meta["val"]
+    token.meta["val"] = torch.logical_or(same.meta["val"], differs.meta["val"])
+    return token
+
+
+def _add_input(graph, name: str, val):
+    """A placeholder after the graph's last one."""
+    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    with graph.inserting_after(last):
+        node = graph.placeholder(name)
+    node.meta["val"] = val
+    return node
+
+
 def _carry_while_loop_inputs(prog) -> None:
-    """A while_loop's additional inputs (the tensors its cond / body close
-    over, which torch.export lifts into a second operand tuple) become
-    carries the body returns unchanged: torch-mlir's importer passes both
-    tuples into torch.prim.Loop but types its region with the carries only,
-    and the op fails to verify."""
+    """Two rewrites of each while_loop for torch-mlir's importer and loop
+    lowering. Its additional inputs (the tensors cond / body close over,
+    which torch.export lifts into a second operand tuple) become carries the
+    body returns unchanged: the importer passes both tuples into
+    torch.prim.Loop but types its region with the carries only, and the op
+    fails to verify. And the condition is and-ed with a runtime `true`
+    (_runtime_true), carried too: torch-mlir lowers a prim.Loop whose
+    initial condition folds to true (`i < 3` from i = 0) as a for loop of
+    2^63 - 1 steps, never checking the condition again (TorchScript's for
+    loops), and the program never ends."""
     g, gm = prog.graph, prog.graph_module
     for node in [n for n in g.nodes
                  if n.op == "call_function" and n.target is torch.ops.higher_order.while_loop]:
         cond_attr, body_attr, carries, extra = node.args[:4]
+        extra = tuple(extra)
+        token = _runtime_true(g, node)
+        cond, body = getattr(gm, cond_attr.target), getattr(gm, body_attr.target)
+        if token is not None:
+            extra = extra + (token,)
+            cond_token = _add_input(cond.graph, "cuvil_runtime_true", token.meta["val"])
+            _add_input(body.graph, "cuvil_runtime_true", token.meta["val"])
+            output = cond.graph.output_node()
+            (result,) = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+            with cond.graph.inserting_before(output):
+                both = cond.graph.call_function(torch.ops.aten.logical_and.default, (result, cond_token))
+            both.meta["val"] = torch.logical_and(result.meta["val"], cond_token.meta["val"])
+            output.args = ((both,) if isinstance(output.args[0], (tuple, list)) else both,)
+            cond.recompile()
         if not extra:
             continue
-        body = getattr(gm, body_attr.target)
         inputs = [n for n in body.graph.nodes if n.op == "placeholder"]
         output = body.graph.output_node()
         returned = output.args[0]
         output.args = (tuple(returned) + tuple(inputs[len(carries):]),)
         body.recompile()
-        node.args = (cond_attr, body_attr, tuple(carries) + tuple(extra), ())
+        node.args = (cond_attr, body_attr, tuple(carries) + extra, ())
         node.meta["val"] = tuple(node.meta["val"]) + tuple(e.meta["val"] for e in extra)
 
 
@@ -942,8 +1004,9 @@ def import_program_weights_as_args(
     mutated = sum(o["kind"] != "user_output" for o in outputs)
     outputs[mutated:mutated] = linalg_checks   # the infos follow the mutated values
     output_slots = _tensor_outputs_only(g, leading=mutated + len(linalg_checks))
-    _empty_results_as_empty_tensors(g)
-    _float_scalars_for_float_operands(g)
+    for graph in [g] + _while_loop_graphs(prog):
+        _empty_results_as_empty_tensors(graph)
+        _float_scalars_for_float_operands(graph)
     _widen_unsigned_operands(g)
     complex_outputs = importer_complex.fold_real_pairs(g)
     _refuse_what_cannot_lower(g)

@@ -43,6 +43,29 @@ class Newton(torch.nn.Module):
         return steps, root
 
 
+def test_while_loop_bodies_get_the_importers_rewrites():
+    """A body comparing a constant float tensor with an int (torch-mlir's
+    folder gets `full_like(x, 5.7) < 0` wrong unless the int is written as
+    a float) and flattening an empty tensor (a SIGFPE in its view lowering
+    unless the empty result is written as a new one)."""
+    from torch._higher_order_ops.while_loop import while_loop
+
+    class Loop(torch.nn.Module):
+        def forward(self, x, empty):
+            def more(i, acc, e):
+                return i < 3
+
+            def step(i, acc, e):
+                negative = (torch.full_like(acc, 5.7) < 0).to(acc.dtype)
+                return i + 1, acc + negative + 1.0, e.flatten(1).reshape(e.shape) + 1.0
+            return while_loop(more, step, (torch.zeros((), dtype=torch.int64), x, empty))
+    args = (torch.randn(4), torch.randn(0, 2, 3))
+    got, want = cuvil.compile(Loop())(*args), Loop()(*args)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        torch.testing.assert_close(g, w)
+
+
 @pytest.mark.parametrize("through", ["compile", "dynamo"])
 def test_while_loop_runs_as_many_steps_as_eager(through):
     import warnings
