@@ -626,11 +626,18 @@ def _while_loop_graphs(prog) -> list:
     return graphs
 
 
-def _runtime_true(g, before):
+def _runtime_true(prog, before):
     """A 0-d bool `true` that torch-mlir cannot fold: computed from the
-    smallest tensor input (s == s or s != s of its sum: true with a NaN too);
-    None in a program without tensor inputs."""
-    inputs = [n for n in g.nodes if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)]
+    smallest tensor input (s == s or s != s of its sum: true with a NaN too),
+    a user input or a weight (not a lifted constant, which the import
+    inlines and torch-mlir folds); None in a program without one."""
+    from torch.export.graph_signature import InputKind
+    g = prog.graph
+    runtime = {spec.arg.name for spec in prog.graph_signature.input_specs
+               if spec.kind in (InputKind.USER_INPUT, InputKind.PARAMETER)
+               or (spec.kind == InputKind.BUFFER and spec.persistent)}
+    inputs = [n for n in g.nodes if n.op == "placeholder" and n.name in runtime
+              and isinstance(n.meta.get("val"), torch.Tensor)]
     if not inputs:
         return None
     source = min(inputs, key=lambda n: n.meta["val"].numel())
@@ -673,7 +680,7 @@ def _carry_while_loop_inputs(prog) -> None:
                  if n.op == "call_function" and n.target is torch.ops.higher_order.while_loop]:
         cond_attr, body_attr, carries, extra = node.args[:4]
         extra = tuple(extra)
-        token = _runtime_true(g, node)
+        token = _runtime_true(prog, node)
         cond, body = getattr(gm, cond_attr.target), getattr(gm, body_attr.target)
         if token is not None:
             extra = extra + (token,)

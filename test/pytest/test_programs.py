@@ -43,6 +43,30 @@ class Newton(torch.nn.Module):
         return steps, root
 
 
+class Counted(torch.nn.Module):
+    """A loop whose first check folds (i = 0 < 3) and a lifted constant as
+    the program's smallest tensor: torch-mlir made such a loop a for loop of
+    2^63 - 1 steps (it never ended) unless the check reads a runtime value."""
+
+    def forward(self, x):
+        from torch._higher_order_ops.while_loop import while_loop
+        step_size = torch.tensor([2.0])
+
+        def more(i, acc):
+            return i < 3
+
+        def step(i, acc):
+            return i + 1, acc + step_size
+        return while_loop(more, step, (torch.zeros((), dtype=torch.int64), x))
+
+
+def test_a_counted_while_loop_ends_after_its_count():
+    x = torch.randn(4)
+    (steps, total), (want_steps, want_total) = cuvil.compile(Counted())(x), Counted()(x)
+    assert int(steps) == int(want_steps) == 3
+    torch.testing.assert_close(total, want_total)
+
+
 def test_while_loop_bodies_get_the_importers_rewrites():
     """A body comparing a constant float tensor with an int (torch-mlir's
     folder gets `full_like(x, 5.7) < 0` wrong unless the int is written as
