@@ -281,6 +281,46 @@ func.func @rank5_winograd() -> tensor<6x6x4x4x64xf32> {
   return %f : tensor<6x6x4x4x64xf32>
 }
 
+// Rank 4 with conv shapes: the first Winograd input transform of a 28x28
+// image (7 tile rows) and the NCHW -> NHWC transpose of a 3-channel image get
+// an scf.forall; that of a 7x7 image (2 tile rows) stays serial.
+// CHECK-LABEL: func.func @rank4_winograd_rows
+// CHECK:         scf.forall ({{.*}}) in (6, 7, 4)
+func.func @rank4_winograd_rows(%x: tensor<6x7x30x128xf32>) -> tensor<6x7x30x128xf32> {
+  %e = tensor.empty() : tensor<6x7x30x128xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<6x7x30x128xf32>) outs(%e : tensor<6x7x30x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<6x7x30x128xf32>
+  return %r : tensor<6x7x30x128xf32>
+}
+
+// CHECK-LABEL: func.func @image_to_channels_last
+// CHECK:         scf.forall
+// CHECK-SAME:      in (230, 4)
+func.func @image_to_channels_last(%x: tensor<1x3x230x230xf32>) -> tensor<1x230x230x3xf32> {
+  %e = tensor.empty() : tensor<1x230x230x3xf32>
+  %t = linalg.transpose ins(%x : tensor<1x3x230x230xf32>) outs(%e : tensor<1x230x230x3xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x230x230x3xf32>
+}
+
+// CHECK-LABEL: func.func @rank4_two_tile_rows_serial
+// CHECK-NOT:     scf.forall
+func.func @rank4_two_tile_rows_serial(%x: tensor<6x2x10x512xf32>) -> tensor<6x2x10x512xf32> {
+  %e = tensor.empty() : tensor<6x2x10x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : tensor<6x2x10x512xf32>) outs(%e : tensor<6x2x10x512xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<6x2x10x512xf32>
+  return %r : tensor<6x2x10x512xf32>
+}
+
 // Ops an earlier script already tiled (inside loops) are left alone.
 // CHECK-LABEL: func.func @already_tiled
 // CHECK:         scf.for
