@@ -194,13 +194,15 @@ module attributes {transform.with_named_sequence} {
   // tensors of cuvil-winograd-conv and cuvil-im2col-conv (HWC <-> CHW
   // transposes, the first Winograd input transform [6, tiles_h, width, C]):
   // every dim >= 16 at rank 3 (transformers' 12-head tensors stay serial),
-  // d1 >= 4, d2 >= 16, d3 >= 64 at rank 4 (the first Winograd input transform
-  // of a 28x28 or 14x14 image has 7 or 4 tile rows: [6, 7, 30, 128]), and
-  // d1, d2 >= 128 at rank 4 (the NCHW -> NHWC transpose of a 3-channel image,
-  // [1, 230, 230, 3]).
+  // d1 >= 8, d2 >= 16, d3 >= 64 at rank 4, d1, d2 >= 128 at rank 4 (the
+  // NCHW -> NHWC transpose of a 3-channel image, [1, 230, 230, 3]), and
+  // Winograd's transforms, whose loops run the coefficient dim second
+  // innermost (cuvil-winograd-conv): [th, w, alpha, C] at rank 4 with 4+ tile
+  // rows (a 28x28 image has 7, a 14x14 one 7 with F(2x2)), [b, th, tw, m, F]
+  // at rank 5 (m = 2 with F(2x2)).
   // ResNet-18 at 2 threads, same process: 21.8-25.5 -> 20.1-21.9 ms with it;
-  // the rank-4 Winograd and image rows (d1 >= 8 before) took those three
-  // kernels of ResNet-18 bf16 from 0.29 to 0.15-0.19 ms (2 threads, Zen 5).
+  // the image transpose and the 7-tile-row transforms (serial before) of
+  // ResNet-18 bf16 from 0.29 to 0.15-0.19 ms (2 threads, Zen 5).
   // The im2col gathers of cuvil-im2col-conv ([OH, OW, KH, KW * C], >= ~150K
   // elements: 56x56x3x192, 112x112x7x21, 7x7x3x1536): ResNet-18 int8 at 2
   // threads ran them on one thread, ~0.65 of its ~4.2 ms.
@@ -208,7 +210,7 @@ module attributes {transform.with_named_sequence} {
       %min_cols: !transform.param<i64> {transform.readonly}) {
     transform.cuvil.match.loop_ranges_at_least %op
         [[131072], [64, %min_cols], [4, 128, 128], [0, 4, 128, 128], [0, 0, 4, 4, 64],
-         [16, 16, 16], [0, 4, 16, 64], [0, 128, 128, 0],
+         [16, 16, 16], [0, 8, 16, 64], [0, 128, 128, 0], [4, 16, 4, 64], [0, 4, 4, 2, 64],
          [56, 56, 0, 16], [28, 28, 0, 64], [14, 14, 0, 256], [7, 7, 0, 1024]]
       : !transform.any_op, !transform.param<i64>
     transform.yield

@@ -66,14 +66,26 @@ struct TensorBuilder {
   /// out[...] = sum_k coef_k[...] * tap_k[...]: one 1-D transform step. All
   /// taps share `tapMap`, all coefficient vectors `coefMap` (a single loop:
   /// the row of the transform matrix being computed).
+  /// `loopOrder`, if given, runs the loops in another order than the output
+  /// dims: loop i iterates output dim loopOrder[i] (tapMap and coefMap are
+  /// then in loop dims). A Winograd transform iterates its coefficient dim
+  /// second-innermost, so that one tile computes all of a tap's outputs
+  /// while the taps are in L1 (outermost, each output re-read every tap).
   Value combine(ArrayRef<Value> taps, ArrayRef<Value> coefs, AffineMap tapMap, AffineMap coefMap,
-                ArrayRef<int64_t> outShape) {
+                ArrayRef<int64_t> outShape, ArrayRef<unsigned> loopOrder = {}) {
     unsigned rank = outShape.size();
     SmallVector<Value> ins(taps);
     ins.append(coefs.begin(), coefs.end());
     SmallVector<AffineMap> maps(taps.size(), tapMap);
     maps.append(coefs.size(), coefMap);
-    maps.push_back(b.getMultiDimIdentityMap(rank));
+    if (loopOrder.empty()) {
+      maps.push_back(b.getMultiDimIdentityMap(rank));
+    } else {
+      SmallVector<unsigned> outDims(rank);
+      for (auto [loop, dim] : llvm::enumerate(loopOrder))
+        outDims[dim] = loop;
+      maps.push_back(map(rank, outDims));
+    }
     SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
     size_t n = taps.size();
     auto op = linalg::GenericOp::create(

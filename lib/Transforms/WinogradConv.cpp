@@ -99,11 +99,14 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
     taps.push_back(b.slice(xt, {i, 0, 0}, {th, wn, s.c}, {m, 1, 1}, {th, wn, s.c}));
     coefs.push_back(b.column(w.bt, alpha, alpha, i));
   }
-  Value t1 = b.combine(taps, coefs, b.map(4, {1, 2, 3}), b.map(4, {0}), {alpha, th, wn, s.c});
+  // Loops (th, w, a, c) and (a, th, tw, b, c): the coefficient dim second
+  // innermost (see TensorBuilder::combine).
+  Value t1 = b.combine(taps, coefs, b.map(4, {0, 1, 3}), b.map(4, {2}), {alpha, th, wn, s.c}, {1, 2, 0, 3});
   taps.clear();
   for (int64_t j = 0; j < alpha; ++j)
     taps.push_back(b.slice(t1, {0, 0, j, 0}, {alpha, th, tw, s.c}, {1, 1, m, 1}, {alpha, th, tw, s.c}));
-  Value v = b.combine(taps, coefs, b.map(5, {0, 2, 3, 4}), b.map(5, {1}), {alpha, alpha, th, tw, s.c});
+  Value v = b.combine(taps, coefs, b.map(5, {0, 1, 2, 4}), b.map(5, {3}), {alpha, alpha, th, tw, s.c},
+                      {0, 2, 3, 1, 4});
   v = b.collapse(v, {{0, 1}, {2, 3}, {4}});
 
   // U[a][b][c][f] = sum_{kh,kw} G[a][kh] G[b][kw] g[f][c][kh][kw]: reads only
@@ -138,7 +141,9 @@ Value rewriteConv(OpBuilder &ob, linalg::Conv2DNchwFchwOp conv, const ConvShape 
     taps.push_back(b.slice(prod, {a, 0, 0, 0, 0}, {1, alpha, th, tw, s.f}, {1, 1, 1, 1, 1}, {alpha, th, tw, s.f}));
     coefs.push_back(b.column(w.at, m, alpha, a));
   }
-  Value sPass = b.combine(taps, coefs, b.map(5, {1, 2, 3, 4}), b.map(5, {0}), {m, alpha, th, tw, s.f});
+  // Loops (b, th, tw, p, f); the second pass's q is already second innermost.
+  Value sPass = b.combine(taps, coefs, b.map(5, {0, 1, 2, 4}), b.map(5, {3}), {m, alpha, th, tw, s.f},
+                          {1, 2, 3, 0, 4});
   taps.clear();
   for (int64_t bb = 0; bb < alpha; ++bb)
     taps.push_back(b.slice(sPass, {0, bb, 0, 0, 0}, {m, 1, th, tw, s.f}, {1, 1, 1, 1, 1}, {m, th, tw, s.f}));

@@ -281,21 +281,45 @@ func.func @rank5_winograd() -> tensor<6x6x4x4x64xf32> {
   return %f : tensor<6x6x4x4x64xf32>
 }
 
-// Rank 4 with conv shapes: the first Winograd input transform of a 28x28
-// image (7 tile rows) and the NCHW -> NHWC transpose of a 3-channel image get
-// an scf.forall; that of a 7x7 image (2 tile rows) stays serial.
-// CHECK-LABEL: func.func @rank4_winograd_rows
-// CHECK:         scf.forall ({{.*}}) in (6, 7, 4)
-func.func @rank4_winograd_rows(%x: tensor<6x7x30x128xf32>) -> tensor<6x7x30x128xf32> {
+// Conv shapes: Winograd's transforms (loops with the coefficient dim second
+// innermost) of a 28x28 image (7 tile rows; rank 4) and F(2x2)'s first output
+// pass (m = 2; rank 5), and the NCHW -> NHWC transpose of a 3-channel image
+// get an scf.forall; a transform of 3 tile rows stays serial.
+// CHECK-LABEL: func.func @winograd_rows
+// CHECK:         scf.forall ({{.*}}) in (7, 30)
+// CHECK:         scf.forall ({{.*}}) in (4, 7, 7)
+// CHECK-NOT:     scf.forall (
+// CHECK:         return
+func.func @winograd_rows(%x: tensor<7x30x128xf32>, %c: tensor<6xf32>, %s: tensor<4x7x7x256xf32>, %c2: tensor<2xf32>,
+                         %y: tensor<3x16x64xf32>) -> (tensor<6x7x30x128xf32>, tensor<2x4x7x7x256xf32>, tensor<6x3x16x64xf32>) {
   %e = tensor.empty() : tensor<6x7x30x128xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+  %r = linalg.generic {indexing_maps = [affine_map<(th, w, a, c) -> (th, w, c)>, affine_map<(th, w, a, c) -> (a)>,
+                                        affine_map<(th, w, a, c) -> (a, th, w, c)>],
                        iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%x : tensor<6x7x30x128xf32>) outs(%e : tensor<6x7x30x128xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %s = arith.mulf %a, %a : f32
-    linalg.yield %s : f32
+      ins(%x, %c : tensor<7x30x128xf32>, tensor<6xf32>) outs(%e : tensor<6x7x30x128xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    linalg.yield %m : f32
   } -> tensor<6x7x30x128xf32>
-  return %r : tensor<6x7x30x128xf32>
+  %e2 = tensor.empty() : tensor<2x4x7x7x256xf32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(b, th, tw, p, f) -> (b, th, tw, f)>, affine_map<(b, th, tw, p, f) -> (p)>,
+                                         affine_map<(b, th, tw, p, f) -> (p, b, th, tw, f)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %c2 : tensor<4x7x7x256xf32>, tensor<2xf32>) outs(%e2 : tensor<2x4x7x7x256xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x7x7x256xf32>
+  %e3 = tensor.empty() : tensor<6x3x16x64xf32>
+  %r3 = linalg.generic {indexing_maps = [affine_map<(th, w, a, c) -> (th, w, c)>, affine_map<(th, w, a, c) -> (a)>,
+                                         affine_map<(th, w, a, c) -> (a, th, w, c)>],
+                        iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %c : tensor<3x16x64xf32>, tensor<6xf32>) outs(%e3 : tensor<6x3x16x64xf32>) {
+  ^bb0(%a: f32, %k: f32, %o: f32):
+    %m = arith.mulf %a, %k : f32
+    linalg.yield %m : f32
+  } -> tensor<6x3x16x64xf32>
+  return %r, %r2, %r3 : tensor<6x7x30x128xf32>, tensor<2x4x7x7x256xf32>, tensor<6x3x16x64xf32>
 }
 
 // CHECK-LABEL: func.func @image_to_channels_last
@@ -305,20 +329,6 @@ func.func @image_to_channels_last(%x: tensor<1x3x230x230xf32>) -> tensor<1x230x2
   %e = tensor.empty() : tensor<1x230x230x3xf32>
   %t = linalg.transpose ins(%x : tensor<1x3x230x230xf32>) outs(%e : tensor<1x230x230x3xf32>) permutation = [0, 2, 3, 1]
   return %t : tensor<1x230x230x3xf32>
-}
-
-// CHECK-LABEL: func.func @rank4_two_tile_rows_serial
-// CHECK-NOT:     scf.forall
-func.func @rank4_two_tile_rows_serial(%x: tensor<6x2x10x512xf32>) -> tensor<6x2x10x512xf32> {
-  %e = tensor.empty() : tensor<6x2x10x512xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
-                       iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%x : tensor<6x2x10x512xf32>) outs(%e : tensor<6x2x10x512xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %s = arith.mulf %a, %a : f32
-    linalg.yield %s : f32
-  } -> tensor<6x2x10x512xf32>
-  return %r : tensor<6x2x10x512xf32>
 }
 
 // Ops an earlier script already tiled (inside loops) are left alone.

@@ -11,16 +11,23 @@
 
 // 34x34 (padded) input -> 32x32 output: 64 tiles of 4x4, so F(4x4) (auto); no
 // extra padding.
+// The transforms' loops run the coefficient dim second innermost (rows of
+// one tap's outputs): (th, w, a, c) -> [a, th, w, c], (a, th, tw, b, c) ->
+// [a, b, th, tw, c], (b, th, tw, p, f) -> [p, b, th, tw, f]; the last output
+// pass's q is second innermost already.
+// CHECK-DAG:     #[[$T1:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1, d3)>
+// CHECK-DAG:     #[[$V:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d2, d4)>
+// CHECK-DAG:     #[[$S:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0, d1, d2, d4)>
 // CHECK-LABEL: func.func @exact_tiles
 // CHECK-NOT:     linalg.conv_2d_nchw_fchw
 // CHECK:         linalg.transpose ins(%{{.*}} : tensor<1x16x34x34xf32>) outs(%{{.*}} : tensor<1x34x34x16xf32>) permutation = [0, 2, 3, 1]
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x8x34x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [{{.*}}, #[[$T1]]]{{.*}} outs(%{{.*}} : tensor<6x8x34x16xf32>)
 // CHECK:           math.fma
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<6x6x8x8x16xf32>)
+// CHECK:         linalg.generic {indexing_maps = [{{.*}}, #[[$V]]]{{.*}} outs(%{{.*}} : tensor<6x6x8x8x16xf32>)
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
 // CHECK-SAME:      ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<48x16x3x3xf32>, tensor<6x3xf32>, tensor<6x3xf32>)
 // CHECK:         linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x64x16xf32>, tensor<36x16x48xf32>) outs(%{{.*}} : tensor<36x64x48xf32>)
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<4x6x8x8x48xf32>)
+// CHECK:         linalg.generic {indexing_maps = [{{.*}}, #[[$S]]]{{.*}} outs(%{{.*}} : tensor<4x6x8x8x48xf32>)
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<8x4x8x4x48xf32>)
 // CHECK-NOT:     tensor.extract_slice
 // CHECK:         %[[Y:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 32, 32, 48]
