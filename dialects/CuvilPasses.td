@@ -212,15 +212,18 @@ def CuvilFoldUnitExtentDims : Pass<"cuvil-fold-unit-extent-dims"> {
 def CuvilVnniInterleave : Pass<"cuvil-vnni-interleave", "::mlir::func::FuncOp"> {
   let summary = "Write the VNNI pair packing of an activation as vector interleaves";
   let description = [{
-    On buffers: each `linalg.transpose` with permutation [0, 3, 1, 4, 2] from
-    `[b][k/2][2][n/64][64]` to `[b][n/64][k/2][64][2]` with 16-bit elements
-    (pack_cpu.mlir's VNNI pack of a batched product's rhs: attention's k^T
-    and v on hosts with AMX-BF16 or AVX512-BF16, packed on every call) becomes loops over
-    (b, n/64, k/2) that load the two k rows of 64 columns, interleave them
-    (`vector.interleave`) and store 128 contiguous elements. The
-    elementwise schedule leaves these transposes alone: vectorized as a
+    On buffers: each `linalg.transpose` of 16-bit elements that moves a dim
+    of 2 innermost and the input's rows (up to 256 columns) next to it, e.g.
+    [0, 3, 1, 4, 2] from `[b][k/2][2][n/64][64]` to `[b][n/64][k/2][64][2]`
+    (pack_cpu.mlir's VNNI pack of a product's rhs computed per call:
+    attention's k^T and v, a matmul of two inputs, on hosts with AMX-BF16 or
+    AVX512-BF16; cuvil/Transforms/VnniPairTranspose.h), with contiguous rows,
+    becomes loops over the output's outer dims (b, n/64, k/2) that load the
+    two k rows of 64 columns, interleave them (`vector.interleave`) and store
+    128 contiguous elements. The elementwise schedule leaves these transposes
+    alone (`transform.cuvil.match.vnni_pair_transpose`): vectorized as a
     transpose they were one element per cycle (0.43 ms a call for BERT-base's
-    twelve k^T packs).
+    twelve k^T packs; 0.49 ms for the 1024 x 1024 rhs of a matmul).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect", "::mlir::arith::ArithDialect"];

@@ -3,8 +3,9 @@
 // A Transform-dialect extension (ops named transform.cuvil.*) with what
 // transform_scripts/elementwise_cpu.mlir needs to schedule ops of any rank with
 // one set of named sequences:
-//   * matchers: `match.any_operand_bitwidth` (ops reading or writing i1) and
-//     `match.loop_ranges_at_least` (a table of minimum shapes, one per rank);
+//   * matchers: `match.any_operand_bitwidth` (ops reading or writing i1),
+//     `match.loop_ranges_at_least` (a table of minimum shapes, one per rank)
+//     and `match.vnni_pair_transpose` (left to cuvil-vnni-interleave);
 //   * `tile_sizes`: a rank-dependent list of tile (or vector) sizes as one
 //     param holding one value per loop of the op;
 //   * `tile_using_for`, `tile_reduction_using_for` and `vectorize`: upstream's
@@ -110,6 +111,31 @@ def MatchLoopRangesAtLeastOp : CuvilTransformOp<"match.loop_ranges_at_least",
     attr-dict `:` type($operand_handle) (`,` type($dynamic_sizes)^)?
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
+}
+
+def MatchVnniPairTransposeOp : CuvilTransformOp<"match.vnni_pair_transpose",
+    [SingleOpMatcher, MatchOpInterface, MemoryEffectsOpInterface]> {
+  let summary = "Matches the VNNI pair packing of a product's per-call rhs";
+  let description = [{
+    Succeeds if the payload op is a `linalg.transpose` of 16-bit elements with
+    static shapes whose output's innermost dim is an input dim of 2 and whose
+    output's second-innermost dim is the input's innermost (at most 256):
+    `out[.., j, v] = in[.., v, .., j]`, the pack that cuvil-vnni-interleave
+    writes as vector interleaves after bufferization (one predicate,
+    cuvil/Transforms/VnniPairTranspose.h).
+
+    ```mlir
+    transform.cuvil.match.vnni_pair_transpose %op : !transform.any_op
+    ```
+
+    Produces a silenceable failure if the op is not such a transpose, a
+    definite failure if the handle is not associated with exactly one payload
+    op. Only reads the handle and the payload.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$operand_handle);
+  let assemblyFormat = "$operand_handle attr-dict `:` type($operand_handle)";
   let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
 }
 

@@ -43,9 +43,10 @@
 //     across the reduction loop; the partial last chunk is peeled (masked); a
 //     final horizontal reduction per row. Summation order therefore differs
 //     from a sequential loop (fp32 error ~1e-6 relative).
-//   * the VNNI pair packs of attention's bf16 products (rank-5 16-bit
-//     transposes whose innermost output dim is 2): skipped, for
-//     cuvil-vnni-interleave.
+//   * the VNNI pair packs of bf16 products' per-call rhs (attention's, a
+//     matmul of two inputs: 16-bit transposes whose innermost output dim is
+//     an input dim of 2, transform.cuvil.match.vnni_pair_transpose): skipped,
+//     for cuvil-vnni-interleave.
 //   * linalg.transpose (rank 2-4): tiles of the leading dims and 64 rows; 16x16
 //     tiles of the two innermost output dims, peeled; vectorized (a transpose of
 //     the innermost dim becomes the AVX-512 16x16 shuffle transpose, a
@@ -271,30 +272,17 @@ module attributes {transform.with_named_sequence} {
     transform.yield %op : !transform.any_op
   }
 
-  // The VNNI pair pack of a batched product's rhs (pack_cpu.mlir, bf16 hosts):
-  // a rank-5 linalg.transpose of 16-bit elements whose innermost output dim
-  // is the k pair. Left to cuvil-vnni-interleave (after bufferization), which
-  // writes it as row loads and vector.interleave.
+  // The VNNI pair pack of a product's per-call rhs (pack_cpu.mlir, bf16
+  // hosts: attention's k^T and v, a matmul of two inputs): a 16-bit
+  // linalg.transpose whose innermost output dim is the k pair. Left to
+  // cuvil-vnni-interleave (after bufferization), which writes it as row loads
+  // and vector.interleave.
   transform.named_sequence @cuvil_ew_match_vnni_pair_pack(%op: !transform.any_op {transform.readonly},
       %ew_rows: !transform.param<i64> {transform.readonly}, %ew_vec: !transform.param<i64> {transform.readonly},
       %red_rows: !transform.param<i64> {transform.readonly}, %min_cols: !transform.param<i64> {transform.readonly})
       -> !transform.any_op {
     transform.include @cuvil_ew_match_top failures(propagate) (%op) : (!transform.any_op) -> ()
-    transform.match.operation_name %op ["linalg.transpose"] : !transform.any_op
-    transform.match.structured %op : !transform.any_op {
-    ^bb0(%s: !transform.any_op):
-      %r = transform.match.structured.rank %s : (!transform.any_op) -> !transform.param<i64>
-      %c5 = transform.param.constant 5 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %r, %c5 : !transform.param<i64>
-      %v = transform.match.structured.dim %s[4] : (!transform.any_op) -> !transform.param<i64>
-      %c2 = transform.param.constant 2 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %v, %c2 : !transform.param<i64>
-      %in = transform.match.structured.input %s[0] : (!transform.any_op) -> !transform.any_value
-      %w = transform.match.structured.elemental_bitwidth %in : (!transform.any_value) -> !transform.param<i64>
-      %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
-      transform.match.param.cmpi eq %w, %c16 : !transform.param<i64>
-      transform.match.structured.yield
-    }
+    transform.cuvil.match.vnni_pair_transpose %op : !transform.any_op
     transform.yield %op : !transform.any_op
   }
 

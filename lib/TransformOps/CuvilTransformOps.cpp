@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuvil/TransformOps/CuvilTransformOps.h"
 #include "cuvil/Transforms/ShiftedRows.h"
+#include "cuvil/Transforms/VnniPairTranspose.h"
 
 #include "cuvil/Dialect/CuvilDialect.h"
 #include "cuvil/Dialect/CuvilOps.h"
@@ -231,6 +232,19 @@ cuvil::MatchLoopRangesAtLeastOp::matchOperation(Operation *current, TransformRes
   }
   return emitSilenceableError() << "loop ranges reach no shape given for rank "
                                 << ranges.size();
+}
+
+//===----------------------------------------------------------------------===//
+// MatchVnniPairTransposeOp
+//===----------------------------------------------------------------------===//
+
+DiagnosedSilenceableFailure
+cuvil::MatchVnniPairTransposeOp::matchOperation(Operation *current, TransformResults &,
+                                                TransformState &) {
+  auto transpose = dyn_cast<linalg::TransposeOp>(current);
+  if (!transpose || !isVnniPairTranspose(transpose))
+    return emitSilenceableError() << "expected a VNNI pair transpose";
+  return DiagnosedSilenceableFailure::success();
 }
 
 //===----------------------------------------------------------------------===//

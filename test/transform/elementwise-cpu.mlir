@@ -331,6 +331,22 @@ func.func @image_to_channels_last(%x: tensor<1x3x230x230xf32>) -> tensor<1x230x2
   return %t : tensor<1x230x230x3xf32>
 }
 
+// A matmul's per-call VNNI pair pack (16-bit, the pair dim moved innermost,
+// the rows next to it) is left to cuvil-vnni-interleave; another 16-bit
+// transpose is scheduled.
+// CHECK-LABEL: func.func @vnni_pair_pack_skipped
+// CHECK:         linalg.transpose ins(%{{.*}} : tensor<512x2x16x64xbf16>) {{.*}} permutation = [2, 0, 3, 1]
+// CHECK-NOT:     linalg.transpose
+// CHECK:         return
+func.func @vnni_pair_pack_skipped(%x: tensor<512x2x16x64xbf16>, %y: tensor<4x8x16x64xbf16>)
+    -> (tensor<16x512x64x2xbf16>, tensor<4x16x8x64xbf16>) {
+  %e = tensor.empty() : tensor<16x512x64x2xbf16>
+  %p = linalg.transpose ins(%x : tensor<512x2x16x64xbf16>) outs(%e : tensor<16x512x64x2xbf16>) permutation = [2, 0, 3, 1]
+  %e2 = tensor.empty() : tensor<4x16x8x64xbf16>
+  %t = linalg.transpose ins(%y : tensor<4x8x16x64xbf16>) outs(%e2 : tensor<4x16x8x64xbf16>) permutation = [0, 2, 1, 3]
+  return %p, %t : tensor<16x512x64x2xbf16>, tensor<4x16x8x64xbf16>
+}
+
 // Ops an earlier script already tiled (inside loops) are left alone.
 // CHECK-LABEL: func.func @already_tiled
 // CHECK:         scf.for
