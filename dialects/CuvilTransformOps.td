@@ -8,6 +8,8 @@
 //     and `match.vnni_pair_transpose` (left to cuvil-vnni-interleave);
 //   * `tile_sizes`: a rank-dependent list of tile (or vector) sizes as one
 //     param holding one value per loop of the op;
+//   * `balanced_row_tile`: a forall tile size that gives two threads equal
+//     halves;
 //   * `tile_using_for`, `tile_reduction_using_for` and `vectorize`: upstream's
 //     transform.structured ops of those names, taking such a param ("packed"
 //     sizes, like `tile_using_forall ... tile_sizes *(%p)`), so the number of
@@ -182,6 +184,43 @@ def TileSizesOp : CuvilTransformOp<"tile_sizes",
     (`leading` $leading^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
+}
+
+def BalancedRowTileOp : CuvilTransformOp<"balanced_row_tile",
+    [SingleOpMatcher, MatchOpInterface, MemoryEffectsOpInterface]> {
+  let summary = "A forall tile size that splits a loop evenly between two threads";
+  let description = [{
+    For an scf.forall over the payload op's first two loops tiled by
+    [`tile0`, `tile1`] (0: untiled): the tile size for loop 1 that spreads its
+    range evenly over as many tiles as `tile1` makes, or over one more where
+    the forall would otherwise have an odd number of tiles, rounded up to a
+    multiple of `multiple` (the register tile's rows). With two threads each
+    takes one contiguous half of the forall's tiles
+    (cuvil-partition-parallel-loops{parts=2}): 196 rows in tiles of 64 were
+    64 + 64 | 64 + 4 rows (the second thread idle a third of the time);
+    balanced, 52 + 52 | 52 + 40. A dynamic loop keeps `tile1`.
+
+    ```mlir
+    %tm = transform.cuvil.balanced_row_tile %op tiles %tnp, %tm64 multiple %rm
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+        -> !transform.param<i64>
+    ```
+
+    Produces a silenceable failure if the op is not a TilingInterface op with
+    at least two loops; a definite failure if the handle is not associated
+    with exactly one payload op or a param does not hold exactly one positive
+    integer (`tile0` may be 0). Only reads the handles and the payload.
+  }];
+
+  let arguments = (ins TransformHandleTypeInterface:$operand_handle,
+                       TransformParamTypeInterface:$tile0,
+                       TransformParamTypeInterface:$tile1,
+                       TransformParamTypeInterface:$multiple);
+  let results = (outs TransformParamTypeInterface:$tile);
+  let assemblyFormat = [{
+    $operand_handle `tiles` $tile0 `,` $tile1 `multiple` $multiple attr-dict `:` functional-type(operands, results)
+  }];
   let extraClassDeclaration = SingleOpMatcher.extraDeclaration;
 }
 

@@ -27,7 +27,13 @@
 // What it does to each:
 //  1. Loops interchanged to [n/64, m, 64, k/2, 2]; scf.forall over DOT_TNP
 //     panels x DOT_TM rows with the zero fill (int8: the broadcast of the
-//     per-column zero-point correction) fused, written tile by tile.
+//     per-column zero-point correction) fused, written tile by tile. The
+//     rows are spread evenly over the tiles, one tile more where their number
+//     would be odd (transform.cuvil.balanced_row_tile: two threads take
+//     contiguous halves of the forall; M = 196 was 128 | 68 rows, now
+//     104 | 92). ResNet-18, 2 threads, Zen 5, per kernel: int8's 14x14 /
+//     28x28 convs 0.49 -> 0.40 / 0.43 -> 0.37 ms, bf16's 0.18 -> 0.15 /
+//     0.16 -> 0.14 ms; int8 model 0.95x the time (interleaved, median).
 //  2. K blocks of DOT_TK2 k pairs; register tile DOT_RM rows x 64 columns,
 //     one k pair per step (loops panel, m, k/2; m peeled).
 //  3. Each register tile split into 1 x 16 tiles (one row, one zmm of f32
@@ -536,7 +542,10 @@ module attributes {transform.with_named_sequence} {
       %tk2: !transform.param<i64> {transform.readonly}, %rm: !transform.param<i64> {transform.readonly}) {
     %i = transform.structured.interchange %op iterator_interchange = [1, 0, 3, 2, 4]
       : (!transform.any_op) -> !transform.any_op
-    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tm]
+    // Rows spread evenly over the tiles, an even number of tiles (see the header).
+    %tmb = transform.cuvil.balanced_row_tile %i tiles %tnp, %tm multiple %rm
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> !transform.param<i64>
+    %t0, %forall = transform.structured.tile_using_forall %i tile_sizes [%tnp, %tmb]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     transform.include @cuvil_vnni_fuse_init failures(propagate) (%forall) : (!transform.any_op) -> ()
     transform.include @cuvil_vnni_register_tiles failures(propagate) (%t0, %forall, %vnni, %tk2, %rm)

@@ -282,6 +282,51 @@ DiagnosedSilenceableFailure cuvil::TileSizesOp::matchOperation(Operation *curren
                                 << " loop(s) of the op";
 }
 
+//===----------------------------------------------------------------------===//
+// BalancedRowTileOp
+//===----------------------------------------------------------------------===//
+
+/// The one integer `param` holds, or a definite failure naming `what`.
+static DiagnosedSilenceableFailure readOneInteger(Operation *op, TransformState &state, Value param,
+                                                  StringRef what, int64_t least, int64_t &value) {
+  ArrayRef<Attribute> attrs = state.getParams(param);
+  auto intAttr = attrs.size() == 1 ? dyn_cast<IntegerAttr>(attrs.front()) : IntegerAttr();
+  if (!intAttr || intAttr.getInt() < least)
+    return emitDefiniteFailure(op->getLoc())
+           << "expected " << what << " to hold one integer >= " << least;
+  value = intAttr.getInt();
+  return DiagnosedSilenceableFailure::success();
+}
+
+DiagnosedSilenceableFailure cuvil::BalancedRowTileOp::matchOperation(Operation *current,
+                                                                     TransformResults &results,
+                                                                     TransformState &state) {
+  int64_t tile0 = 0, tile1 = 0, multiple = 0;
+  for (auto [param, what, least, value] :
+       {std::tuple(getTile0(), "tile0", 0, &tile0), std::tuple(getTile1(), "tile1", 1, &tile1),
+        std::tuple(getMultiple(), "multiple", 1, &multiple)}) {
+    DiagnosedSilenceableFailure read = readOneInteger(*this, state, param, what, least, *value);
+    if (!read.succeeded())
+      return read;
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(current);
+  if (!linalgOp || linalgOp.getNumLoops() < 2)
+    return emitSilenceableError() << "expected a structured op with at least two loops";
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  int64_t rows = ranges[1], tile = tile1;
+  if (!ShapedType::isDynamic(rows)) {
+    int64_t others = 1;
+    if (tile0 > 0)
+      others = ShapedType::isDynamic(ranges[0]) ? 2 : llvm::divideCeil(ranges[0], tile0);
+    int64_t tiles = llvm::divideCeil(rows, tile1);
+    if ((tiles * others) % 2 == 1 && rows > multiple)
+      ++tiles;
+    tile = llvm::alignTo(llvm::divideCeil(rows, tiles), multiple);
+  }
+  results.setParams(cast<OpResult>(getTile()), {Builder(getContext()).getI64IntegerAttr(tile)});
+  return DiagnosedSilenceableFailure::success();
+}
+
 /// At most one tile size per loop of `target`.
 static DiagnosedSilenceableFailure checkSizeCount(transform::TransformOpInterface transformOp,
                                                   TilingInterface target, ArrayRef<int64_t> sizes) {

@@ -47,8 +47,9 @@ func.func @vnni(%a: tensor<128x384x2xbf16>, %b: tensor<48x384x64x2xbf16>) -> ten
 
 // -----
 
-// 37 rows (9 x 4 + 1), K = 33 padded to 17 pairs: the peeled row runs the same
-// 1 x 16 dot tiles (here one row: its 4 accumulators hoisted too).
+// 37 rows (9 x 4 + 1), K = 33 padded to 17 pairs, 8 panels (two forall tiles of
+// 37 rows): the peeled row runs the same 1 x 16 dot tiles (here one row: its 4
+// accumulators hoisted too).
 // CHECK-LABEL: func.func @rows_peeled
 // CHECK:         scf.for {{.*}} to %c36 step %c4
 // CHECK:           scf.for {{.*}} to %c17 step %c1
@@ -59,22 +60,67 @@ func.func @vnni(%a: tensor<128x384x2xbf16>, %b: tensor<48x384x64x2xbf16>) -> ten
 // CHECK-NOT:     vector.contract
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
-func.func @rows_peeled(%a: tensor<37x17x2xbf16>, %b: tensor<4x17x64x2xbf16>) -> tensor<37x4x64xf32> {
+func.func @rows_peeled(%a: tensor<37x17x2xbf16>, %b: tensor<8x17x64x2xbf16>) -> tensor<37x8x64xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<37x4x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x4x64xf32>) -> tensor<37x4x64xf32>
+  %e = tensor.empty() : tensor<37x8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<37x8x64xf32>) -> tensor<37x8x64xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
                                         affine_map<(m, n, k, j, v) -> (m, n, j)>],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
-      ins(%a, %b : tensor<37x17x2xbf16>, tensor<4x17x64x2xbf16>) outs(%f : tensor<37x4x64xf32>) {
+      ins(%a, %b : tensor<37x17x2xbf16>, tensor<8x17x64x2xbf16>) outs(%f : tensor<37x8x64xf32>) {
   ^bb0(%x: bf16, %y: bf16, %o: f32):
     %xe = arith.extf %x : bf16 to f32
     %ye = arith.extf %y : bf16 to f32
     %p = arith.mulf %xe, %ye : f32
     %s = arith.addf %o, %p : f32
     linalg.yield %s : f32
-  } -> tensor<37x4x64xf32>
-  return %r : tensor<37x4x64xf32>
+  } -> tensor<37x8x64xf32>
+  return %r : tensor<37x8x64xf32>
+}
+
+// -----
+
+// Rows spread evenly over an even number of forall tiles (two threads take
+// contiguous halves): 196 rows x 4 panels in 4 tiles of 52 rows (64-row tiles
+// were 64 + 64 | 64 + 4); 49 rows x 4 panels in two tiles of 28 (one tile
+// left one thread idle).
+// CHECK-DAG:     #[[$ROWS52:.*]] = affine_map<(d0) -> (d0 * -52 + 196, 52)>
+// CHECK-DAG:     #[[$ROWS28:.*]] = affine_map<(d0) -> (d0 * -28 + 49, 28)>
+// CHECK-LABEL: func.func @balanced_rows
+// CHECK:         scf.forall (%[[R:.*]]) in (4)
+// CHECK:           affine.min #[[$ROWS52]](%[[R]])
+// CHECK:         scf.forall (%[[R2:.*]]) in (2)
+// CHECK:           affine.min #[[$ROWS28]](%[[R2]])
+func.func @balanced_rows(%a: tensor<196x17x2xbf16>, %b: tensor<4x17x64x2xbf16>, %a2: tensor<49x17x2xbf16>)
+    -> (tensor<196x4x64xf32>, tensor<49x4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<196x4x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<196x4x64xf32>) -> tensor<196x4x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
+                                        affine_map<(m, n, k, j, v) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<196x17x2xbf16>, tensor<4x17x64x2xbf16>) outs(%f : tensor<196x4x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<196x4x64xf32>
+  %e2 = tensor.empty() : tensor<49x4x64xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<49x4x64xf32>) -> tensor<49x4x64xf32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
+                                         affine_map<(m, n, k, j, v) -> (m, n, j)>],
+                        iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a2, %b : tensor<49x17x2xbf16>, tensor<4x17x64x2xbf16>) outs(%f2 : tensor<49x4x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<49x4x64xf32>
+  return %r, %r2 : tensor<196x4x64xf32>, tensor<49x4x64xf32>
 }
 
 // -----
