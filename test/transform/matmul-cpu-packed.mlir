@@ -63,10 +63,12 @@ func.func @packed_mid(%x: tensor<130x128xf32>, %bp: tensor<4x128x64xf32>) -> ten
   return %r : tensor<130x4x64xf32>
 }
 
-// 600 rows (>= 512): the tall schedule, forall tiles of 96 rows (600 = 6 x 96
-// + 24) and 6 x 64 register tiles: 24 accumulators, 24 FMAs per k step.
+// 600 rows (>= 512): the tall schedule, forall tiles of up to 96 rows spread
+// evenly over an even count (8 of 78 rows; 96-row tiles were 6 x 96 + 24, 7
+// tiles) and 6 x 64 register tiles: 24 accumulators, 24 FMAs per k step.
 // CHECK-LABEL: func.func @packed_tall
-// CHECK:         scf.forall ({{.*}}) in (7)
+// CHECK:         scf.forall (%[[T:.*]]) in (8)
+// CHECK:           affine.min #{{.*}}(%[[T]])
 // CHECK:           scf.for {{.*}} step %c6
 // CHECK:             scf.for {{.*}} to %c128 step %c4 iter_args({{.*}}) -> ({{.*}}vector<6x1x64xf32>)
 // CHECK-COUNT-24:      vector.fma {{.*}} : vector<64xf32>
