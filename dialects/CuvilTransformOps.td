@@ -207,10 +207,11 @@ def BalancedRowTileOp : CuvilTransformOp<"balanced_row_tile",
         -> !transform.param<i64>
     ```
 
-    Produces a silenceable failure if the op is not a TilingInterface op with
-    at least two loops; a definite failure if the handle is not associated
-    with exactly one payload op or a param does not hold exactly one positive
-    integer (`tile0` may be 0). Only reads the handles and the payload.
+    Produces a silenceable failure if the op is not a structured (Linalg) op
+    with at least two loops; a definite failure if the handle is not
+    associated with exactly one payload op or a param does not hold exactly
+    one positive integer (`tile0` may be 0). Only reads the handles and the
+    payload.
   }];
 
   let arguments = (ins TransformHandleTypeInterface:$operand_handle,

@@ -141,6 +141,20 @@ static LogicalResult verifySizeTable(Operation *op, ArrayRef<int64_t> values,
   return success();
 }
 
+/// The one integer >= `least` that `param` holds, or a definite failure
+/// naming `what`.
+static DiagnosedSilenceableFailure readOneInteger(Operation *op, TransformState &state, Value param,
+                                                  StringRef what, int64_t least, int64_t &value) {
+  ArrayRef<Attribute> attrs = state.getParams(param);
+  auto intAttr = attrs.size() == 1 ? dyn_cast<IntegerAttr>(attrs.front()) : IntegerAttr();
+  if (!intAttr || intAttr.getInt() < least)
+    return emitDefiniteFailure(op->getLoc())
+           << "expected " << what << " to hold one integer >= " << least << ", got " << attrs.size()
+           << " value(s)" << (intAttr ? " (" + std::to_string(intAttr.getInt()) + ")" : std::string());
+  value = intAttr.getInt();
+  return DiagnosedSilenceableFailure::success();
+}
+
 /// The rows of a size table, params replaced by their value.
 static DiagnosedSilenceableFailure
 resolveSizeTable(Operation *op, TransformState &state, ArrayRef<int64_t> values,
@@ -152,13 +166,10 @@ resolveSizeTable(Operation *op, TransformState &state, ArrayRef<int64_t> values,
     for (int64_t i = 0; i < length; ++i) {
       int64_t value = values[next++];
       if (value == ShapedType::kDynamic) {
-        ArrayRef<Attribute> params = state.getParams(dynamic[nextDynamic++]);
-        auto intAttr = params.size() == 1 ? dyn_cast<IntegerAttr>(params.front()) : IntegerAttr();
-        if (!intAttr)
-          return emitDefiniteFailure(op->getLoc())
-                 << "expected each size param to hold one integer, got "
-                 << params.size() << " value(s)";
-        value = intAttr.getInt();
+        DiagnosedSilenceableFailure read =
+            readOneInteger(op, state, dynamic[nextDynamic++], "each size param", 0, value);
+        if (!read.succeeded())
+          return read;
       }
       row.push_back(value);
     }
@@ -285,18 +296,6 @@ DiagnosedSilenceableFailure cuvil::TileSizesOp::matchOperation(Operation *curren
 //===----------------------------------------------------------------------===//
 // BalancedRowTileOp
 //===----------------------------------------------------------------------===//
-
-/// The one integer `param` holds, or a definite failure naming `what`.
-static DiagnosedSilenceableFailure readOneInteger(Operation *op, TransformState &state, Value param,
-                                                  StringRef what, int64_t least, int64_t &value) {
-  ArrayRef<Attribute> attrs = state.getParams(param);
-  auto intAttr = attrs.size() == 1 ? dyn_cast<IntegerAttr>(attrs.front()) : IntegerAttr();
-  if (!intAttr || intAttr.getInt() < least)
-    return emitDefiniteFailure(op->getLoc())
-           << "expected " << what << " to hold one integer >= " << least;
-  value = intAttr.getInt();
-  return DiagnosedSilenceableFailure::success();
-}
 
 DiagnosedSilenceableFailure cuvil::BalancedRowTileOp::matchOperation(Operation *current,
                                                                      TransformResults &results,

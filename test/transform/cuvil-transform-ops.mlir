@@ -166,7 +166,7 @@ module attributes {transform.with_named_sequence} {
     %op = transform.structured.match ops{["linalg.fill"]} in %root : (!transform.any_op) -> !transform.any_op
     %a = transform.param.constant 8 : i64 -> !transform.param<i64>
     %two = transform.merge_handles %a, %a : !transform.param<i64>
-    // expected-error @below {{expected each size param to hold one integer, got 2 value(s)}}
+    // expected-error @below {{expected each size param to hold one integer >= 0, got 2 value(s)}}
     %s = transform.cuvil.tile_sizes %op [%two] : (!transform.any_op, !transform.param<i64>) -> !transform.param<i64>
     transform.yield
   }
@@ -548,4 +548,25 @@ func.func @shared_rhs(%a: tensor<1x4x8x2xbf16>, %b: tensor<1x8x64x2xbf16>, %c: t
     linalg.yield %s : f32
   } -> tensor<1x4x1x64xf32>
   return %r : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+// balanced_row_tile: a multiple of 0 is refused.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %op = transform.structured.match ops{["linalg.fill"]} in %root : (!transform.any_op) -> !transform.any_op
+    %t0 = transform.param.constant 0 : i64 -> !transform.param<i64>
+    %t1 = transform.param.constant 64 : i64 -> !transform.param<i64>
+    // expected-error @below {{expected multiple to hold one integer >= 1, got 1 value(s) (0)}}
+    %s = transform.cuvil.balanced_row_tile %op tiles %t0, %t1 multiple %t0
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> !transform.param<i64>
+    transform.yield
+  }
+}
+
+func.func @zero_multiple(%a: tensor<100x8xf32>) -> tensor<100x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %0 = linalg.fill ins(%z : f32) outs(%a : tensor<100x8xf32>) -> tensor<100x8xf32>
+  return %0 : tensor<100x8xf32>
 }
