@@ -193,7 +193,7 @@ module attributes {transform.with_named_sequence} {
   }
   // Transposes and elementwise ops also count as big with the conv-shaped
   // tensors of cuvil-winograd-conv and cuvil-im2col-conv (HWC <-> CHW
-  // transposes, the first Winograd input transform [6, tiles_h, width, C]):
+  // transposes, Winograd's transforms):
   // every dim >= 16 at rank 3 (transformers' 12-head tensors stay serial),
   // d1 >= 8, d2 >= 16, d3 >= 64 at rank 4, d1, d2 >= 128 at rank 4 (the
   // NCHW -> NHWC transpose of a 3-channel image, [1, 230, 230, 3]), and

@@ -33,7 +33,7 @@ bool mlir::cuvil::isVnniPairTranspose(linalg::TransposeOp op) {
   int64_t rank = in.getRank();
   if (rank < 2 || !in.hasStaticShape() || !out.hasStaticShape() || in.getElementTypeBitWidth() != 16)
     return false;
-  return perm[rank - 2] == rank - 1 && perm[rank - 1] != rank - 1 && in.getDimSize(perm[rank - 1]) == 2 &&
+  return perm[rank - 2] == rank - 1 && in.getDimSize(perm[rank - 1]) == 2 &&
          in.getDimSize(rank - 1) <= cuvil::kMaxVnniPairRow;
 }
 

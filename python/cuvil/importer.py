@@ -613,17 +613,18 @@ def _inline_cond(prog) -> None:
                 g.erase_node(attr)
 
 
+def _while_loops(graph) -> list:
+    """The graph's torch.while_loop nodes (args: cond, body, carries, additional inputs)."""
+    return [n for n in graph.nodes
+            if n.op == "call_function" and n.target is torch.ops.higher_order.while_loop]
+
+
 def _while_loop_graphs(prog) -> list:
     """The cond and body graphs of the program's while loops (torch-mlir
     imports them as functions of their own): the value-preserving rewrites
     of the main graph apply to them too."""
-    graphs = []
-    for node in prog.graph.nodes:
-        if node.op == "call_function" and node.target is torch.ops.higher_order.while_loop:
-            for attr in node.args[:2]:
-                sub = getattr(prog.graph_module, attr.target)
-                graphs.append(sub.graph)
-    return graphs
+    return [getattr(prog.graph_module, attr.target).graph
+            for node in _while_loops(prog.graph) for attr in node.args[:2]]
 
 
 def _runtime_true(prog, before):
@@ -676,8 +677,7 @@ def _carry_while_loop_inputs(prog) -> None:
     2^63 - 1 steps, never checking the condition again (TorchScript's for
     loops), and the program never ends."""
     g, gm = prog.graph, prog.graph_module
-    for node in [n for n in g.nodes
-                 if n.op == "call_function" and n.target is torch.ops.higher_order.while_loop]:
+    for node in _while_loops(g):
         cond_attr, body_attr, carries, extra = node.args[:4]
         extra = tuple(extra)
         token = _runtime_true(prog, node)
@@ -1023,7 +1023,7 @@ def import_program_weights_as_args(
     torch_d.register_dialect(ctx)
     imp = FxImporter(context=ctx)
     imp._cc = _NamedLocCache(ctx, py_attr_tracker=imp._py_attr_tracker)
-    if any(n.op == "call_function" and n.target is torch.ops.higher_order.while_loop for n in g.nodes):
+    if _while_loops(g):
         # torch-mlir imports a while_loop's cond / body graphs as private
         # functions first (its import_program does), then the loop as
         # torch.prim.Loop calling them: scf.while after the torch pipelines.
