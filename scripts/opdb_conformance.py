@@ -13,7 +13,9 @@ the op's function variant on the sample's tensors, which are its inputs
 worker process (scripts/conformance_runner.py) and its outputs are compared
 with eager's on the same inputs: dtypes and shapes exactly, float32 within
 rtol 1e-5 / atol 1e-5 (NaNs equal), integers and bools exactly; but the
-values of `empty*` (uninitialized) and of random ops (RANDOM) are not compared, and the indices of
+values of `empty*` (uninitialized) and of random ops (RANDOM) are not compared, a float32
+output that differs passes when each element is as close to eager's float64
+result as eager's float32 one (plus the tolerance; _closer_to_float64), and the indices of
 sort / argsort / topk / kthvalue pass when they pick the values eager's pick
 (eager leaves the order of ties unspecified). Outcomes:
 
@@ -186,6 +188,45 @@ def _compare(got, want, case=None, sample=None) -> str:
     return ""
 
 
+def _closer_to_float64(module, inputs, got, want) -> str:
+    """For a float32 case whose outputs differ from eager's: why they still
+    pass when they are as accurate as eager's float32 ones against eager on
+    the inputs in float64 (Cuvil computes some ops in float64, e.g.
+    matrix_exp, where eager's float32 rounding is the larger error): every
+    element's distance to the float64 result is at most eager float32's
+    plus the tolerance. "" when not (or when float64 eager cannot run)."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+    try:
+        with torch.no_grad():
+            ref = module(*[t.double() if t.is_floating_point() else t.clone() for t in inputs])
+    except Exception:   # noqa: BLE001 - no float64 reference: the mismatch stands
+        return ""
+    g, _ = tree_flatten(got)
+    w, _ = tree_flatten(want)
+    r, _ = tree_flatten(ref)
+    if not (len(g) == len(w) == len(r)):
+        return ""
+    worst = [0.0, 0.0]
+    for a, b, c in zip(g, w, r):
+        if not all(isinstance(t, torch.Tensor) for t in (a, b, c)) or not b.is_floating_point():
+            if not isinstance(b, torch.Tensor) or not torch.equal(a, b):
+                return ""
+            continue
+        if c.shape != b.shape or not c.is_floating_point():
+            return ""
+        a, b, c = a.double(), b.double(), c.double()
+        both_nan = torch.isnan(a) & torch.isnan(c)
+        err_got = torch.where(both_nan, 0.0, (a - c).abs())
+        err_eager = torch.where(torch.isnan(b) & torch.isnan(c), 0.0, (b - c).abs())
+        allowed = err_eager + TOLERANCE["atol"] + TOLERANCE["rtol"] * c.abs()
+        if not bool((err_got <= allowed).all()):   # also False where only one side is NaN
+            return ""
+        worst = [max(worst[0], float(err_got.max())), max(worst[1], float(err_eager.nan_to_num().max()))]
+    return (f"differs from eager float32, as close to eager float64 (max error {worst[0]:.3g}; "
+            f"eager float32's {worst[1]:.3g})")
+
+
 def run_case(case: Case) -> dict:
     """Compiles and runs one case; its outcome and a short detail."""
     import torch
@@ -204,6 +245,10 @@ def run_case(case: Case) -> dict:
     try:
         got = cuvil.compile(module)(*[t.clone() for t in inputs])
         why = _compare(got, want, case, sample)
+        if why and case.dtype == "float32":
+            closer = _closer_to_float64(module, inputs, got, want)
+            if closer:
+                return dict(status="pass", detail=closer)
         return dict(status="wrong", detail=why) if why else dict(status="pass", detail="")
     except cuvil.UnsupportedOpError as err:
         return dict(status="unsupported", detail=runner.first_line(str(err)))
@@ -236,7 +281,8 @@ def write_report(results: dict, summary: dict, meta: dict) -> None:
     lines = [
         "# PyTorch op database conformance", "",
         f"The ops of torch {meta['torch']}'s `op_db` (with their sample inputs) through `cuvil.compile`,",
-        "each compared with eager on the same inputs (float32 within rtol 1e-5 / atol 1e-5, integers and bools",
+        "each compared with eager on the same inputs (float32 within rtol 1e-5 / atol 1e-5, or each element as",
+        "close to eager's float64 result as eager's float32 one; integers and bools",
         "exactly; dtypes and shapes exactly). Cases: float32 (2 samples), int64 and bool (1 sample) where the op",
         f"takes them. Written by `python scripts/opdb_conformance.py` ({meta['date']}, {meta['seconds']:.0f} s,",
         f"host: {meta['host']}); `test/pytest/test_opdb_conformance.py` reruns a fixed sample in CI.",

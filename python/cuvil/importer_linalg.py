@@ -498,13 +498,23 @@ def _sweeps(n: int) -> int:
 
 
 def _jacobi_eigenvalues(a: torch.Tensor) -> torch.Tensor:
-    """Eigenvalues of symmetric `a` (float64, [..., n, n]), ascending: parallel
-    Jacobi, n / 2 disjoint rotations per step in round-robin order (the
-    circle method: n - 1 steps a sweep meet every pair once), each rotation
-    zeroing its off-diagonal entry (Golub & Van Loan's symmetric Schur)."""
+    """Eigenvalues of symmetric `a` (float64, [..., n, n]), ascending."""
+    return torch.sort(_jacobi(a, vectors=False)[0], -1).values
+
+
+def _jacobi(a: torch.Tensor, vectors: bool) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """Eigenvalues of symmetric `a` (float64, [..., n, n]), in no particular
+    order, and (`vectors`) the orthogonal V with a = V diag(values) V^T:
+    parallel Jacobi, n / 2 disjoint rotations per step in round-robin order
+    (the circle method: n - 1 steps a sweep meet every pair once), each
+    rotation zeroing its off-diagonal entry (Golub & Van Loan's symmetric
+    Schur); V is the product of the rotations. The vectors' signs are this
+    algorithm's, not LAPACK's: only sign-invariant results (a
+    pseudo-inverse) are built from them."""
     n = a.shape[-1]
+    v = torch.eye(n, dtype=a.dtype).expand(a.shape).clone() if vectors else None
     if n < 2:
-        return torch.diagonal(a, 0, -2, -1)
+        return torch.diagonal(a, 0, -2, -1), v
     players = n + (n % 2)                    # an odd size meets a dummy, never rotated
     half = players // 2
     eye = torch.eye(n, dtype=a.dtype)
@@ -534,7 +544,9 @@ def _jacobi_eigenvalues(a: torch.Tensor) -> torch.Tensor:
             j = (untouched + ep.mT @ (c.unsqueeze(-1) * ep) + eq.mT @ (c.unsqueeze(-1) * eq)
                  + ep.mT @ (s.unsqueeze(-1) * eq) - eq.mT @ (s.unsqueeze(-1) * ep))
             a = j.mT @ a @ j
-    return torch.sort(torch.diagonal(a, 0, -2, -1), -1).values
+            if v is not None:
+                v = v @ j
+    return torch.diagonal(a, 0, -2, -1), v
 
 
 def linalg_eigvalsh(a, UPLO="L"):
@@ -560,6 +572,55 @@ def linalg_svdvals(a, driver=None):
     wide = a.double()
     gram = wide @ wide.mT if a.shape[-2] <= a.shape[-1] else wide.mT @ wide
     return _jacobi_eigenvalues(gram).clamp_min(0).sqrt().flip(-1).to(a.dtype)
+
+
+def _pinv_tolerances(a, atol, rtol) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Eager's (float64) atol and rtol of linalg.pinv / matrix_rank: atol 0
+    when not given; rtol eps * max(m, n) when not given, 0 instead where a
+    given atol is > 0."""
+    def wide(t):   # a Python number (the _float overload): a fresh 0-d tensor, not a lifted constant
+        return t.double() if isinstance(t, torch.Tensor) else torch.full((), float(t), dtype=torch.float64)
+    zero = torch.zeros((), dtype=torch.float64)
+    atol_t = zero if atol is None else wide(atol)
+    if rtol is not None:
+        return atol_t, wide(rtol)
+    default = torch.full((), torch.finfo(a.dtype).eps * max(a.shape[-2:]), dtype=torch.float64)
+    return atol_t, default if atol is None else torch.where(atol_t > 0, zero, default)
+
+
+def linalg_pinv(a, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse from the eigen-decomposition of A^T A = V S^2 V^T
+    (A A^T for a wide A), formed in float64 by Jacobi: pinv(A) = V S^-2 V^T
+    A^T (A^T V S^-2 V^T), singular values S <= max(atol, rtol * max S)
+    dropped, as eager drops them from its SVD; hermitian=True: from A = U L
+    U^T itself (A's lower triangle), eigenvalues |L| <= max(atol, rtol * max
+    |L|) dropped. Neither depends on the signs of the vectors, which eager
+    takes from LAPACK and Jacobi does not reproduce."""
+    if not _covered(a) or a.dim() < 2 or min(a.shape[-2:]) > MAX_EIGEN_SIZE:
+        return NotImplemented
+    if hermitian and not _square(a):
+        return NotImplemented
+    m, n = a.shape[-2:]
+    if a.numel() == 0:
+        return a.new_zeros(a.shape[:-2] + (n, m))
+    atol_t, rtol_t = _pinv_tolerances(a, atol, rtol)
+    wide = a.double()
+    if hermitian:
+        lower = torch.tril(wide)
+        values, u = _jacobi(lower + lower.mT - torch.diag_embed(torch.diagonal(lower, 0, -2, -1)), vectors=True)
+        size = values.abs()
+        tol = torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * size.amax(-1, keepdim=True))
+        keep = size > tol
+        inverse = torch.where(keep, 1 / torch.where(keep, values, 1.0), 0.0)
+        return ((u * inverse.unsqueeze(-2)) @ u.mT).to(a.dtype)
+    tall = m >= n
+    values, v = _jacobi(wide.mT @ wide if tall else wide @ wide.mT, vectors=True)
+    sigma = values.clamp_min(0).sqrt()
+    tol = torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * sigma.amax(-1, keepdim=True))
+    keep = sigma > tol
+    inverse = torch.where(keep, 1 / torch.where(keep, values, 1.0), 0.0)   # 1 / S^2
+    core = (v * inverse.unsqueeze(-2)) @ v.mT
+    return (core @ wide.mT if tall else wide.mT @ core).to(a.dtype)
 
 
 # -- Matrix exponential ------------------------------------------------------------
@@ -607,6 +668,8 @@ DECOMPOSITIONS = {
     aten.linalg_matrix_exp.default: linalg_matrix_exp,
     aten.linalg_eigvalsh.default: linalg_eigvalsh,
     aten.linalg_svdvals.default: linalg_svdvals,
+    aten.linalg_pinv.atol_rtol_tensor: linalg_pinv,
+    aten.linalg_pinv.atol_rtol_float: linalg_pinv,
     aten.geqrf.default: geqrf,
     aten.ormqr.default: ormqr,
     aten.linalg_householder_product.default: linalg_householder_product,
