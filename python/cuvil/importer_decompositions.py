@@ -1371,6 +1371,44 @@ def cumprod(x, dim, dtype=None):
     return torch.cumprod(x.to(dtype), dim)
 
 
+def linear_cross_entropy_chunked(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
+                                 label_smoothing, batch_chunk_size, acc_policy, acc_dtype, allow_retain_graph,
+                                 compute_input_grad, compute_linear_weight_grad, compute_linear_bias_grad):
+    """torch_nn._linear_cross_entropy_batch_chunked (F.linear_cross_entropy,
+    mean / sum): the loss as one linear and one cross entropy (the batch
+    chunks only bound training's peak memory), and the gradients it
+    precomputes for backward as eager's empty tensors when not asked for;
+    when asked for (training), left to the op."""
+    if compute_input_grad or compute_linear_weight_grad or compute_linear_bias_grad:
+        return NotImplemented
+    logits = torch.nn.functional.linear(input, linear_weight, linear_bias)
+    loss = torch.nn.functional.cross_entropy(logits, target, weight=weight, reduction=reduction,
+                                             ignore_index=ignore_index, label_smoothing=label_smoothing)
+    empty = functools.partial(torch.empty, dtype=input.dtype)
+    return loss.to(input.dtype), empty((0, 0)), empty((0, 0)), empty((0,))
+
+
+def linear_cross_entropy_chunked_none(input, linear_weight, target, linear_bias, weight, ignore_index,
+                                      batch_chunk_size, acc_policy, acc_dtype):
+    """torch_nn._linear_cross_entropy_batch_chunked_no_reduction: the
+    per-sample losses of one linear and one cross entropy."""
+    logits = torch.nn.functional.linear(input, linear_weight, linear_bias)
+    return torch.nn.functional.cross_entropy(logits, target, weight=weight, reduction="none",
+                                             ignore_index=ignore_index).to(input.dtype)
+
+
+def _linear_cross_entropy_ops() -> dict:
+    """Those two custom ops, where this torch has them (registered when
+    torch.nn's linear_cross_entropy module is imported)."""
+    try:
+        import torch.nn.modules.linear_cross_entropy  # noqa: F401
+        ops = torch.ops.torch_nn
+        return {ops._linear_cross_entropy_batch_chunked.default: linear_cross_entropy_chunked,
+                ops._linear_cross_entropy_batch_chunked_no_reduction.default: linear_cross_entropy_chunked_none}
+    except (ImportError, AttributeError):
+        return {}
+
+
 DECOMPOSITIONS = {
     aten.fmod.Scalar: fmod_scalar,
     aten.sign.default: sign,
@@ -1479,6 +1517,7 @@ def _from_torch(*ops):
     return table
 
 
+DECOMPOSITIONS.update(_linear_cross_entropy_ops())
 DECOMPOSITIONS.update(_from_torch(
     aten.permute_copy, aten.view_copy, aten.unbind_copy, aten.narrow_copy,
     aten.fft_fftshift, aten.fft_ifftshift, aten.addmv, aten.dist,

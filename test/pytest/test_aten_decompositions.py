@@ -536,3 +536,20 @@ def test_an_op_failing_at_its_constant_operand_is_named_itself():
     `constant.int`, with the model line."""
     with pytest.raises(cuvil.UnsupportedOpError, match=r"^unsupported op aten\.view\.dtype .*at test_aten_decompositions\.py:\d+"):
         cuvil.compile(ViewAsOtherDtype())(torch.randn(8))
+
+
+@pytest.mark.parametrize("kwargs", [dict(reduction="mean"), dict(reduction="sum", ignore_index=1),
+                                    dict(reduction="mean", label_smoothing=0.1), dict(reduction="none")])
+def test_linear_cross_entropy_in_batch_chunks(kwargs):
+    """F.linear_cross_entropy with batch chunks (torch_nn's custom ops, which
+    export keeps whole): one linear and one cross entropy, class weights and
+    a bias included."""
+    options = torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2, allow_retain_graph=kwargs["reduction"] != "none")
+
+    class Loss(nn.Module):
+        def forward(self, x, w, t, b, cw):
+            return F.linear_cross_entropy(x, w, t, linear_bias=b, weight=cw, options=options, **kwargs)
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(5, 8), torch.randn(6, 8), torch.tensor([0, 1, 5, 1, 3]), torch.randn(6), torch.rand(6) + 0.5)
+    assert_matches_eager(Loss(), *inputs)
