@@ -50,6 +50,7 @@ def test_float32_mismatch_passes_only_when_as_close_to_float64(conformance):
     worse = want.clone()
     worse[-1] += 1.0                                 # one element farther off than eager's
     assert conformance._closer_to_float64(Expm1Scaled(), [x], worse, want) == ""
+    assert conformance._closer_to_float64(Expm1Scaled(), [x], precise.double(), want) == ""   # a dtype differs
     nan = precise.clone()
     nan[3] = float("nan")
     assert conformance._closer_to_float64(Expm1Scaled(), [x], nan, want) == ""
