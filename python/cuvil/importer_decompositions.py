@@ -77,6 +77,58 @@ def adaptive_max_pool2d(x, output_size):
     return values, torch.gather(flat, -1, pick.unsqueeze(-1)).squeeze(-1)
 
 
+def _fractional_starts(samples, size: int, kernel: int, out: int):
+    """Window starts [..., out] of fractional max pooling along one dim, from
+    each plane's sample u in [0, 1) ([...]): eager's generate_intervals, in
+    the input's float type as eager computes them, int((i + u) * alpha) -
+    int(u * alpha) with alpha = (size - kernel) / (out - 1), the last window
+    at size - kernel."""
+    last = torch.full((*samples.shape, 1), size - kernel, dtype=torch.int64)
+    if out == 1:
+        return last
+    alpha = torch.full((), size - kernel, dtype=samples.dtype) / torch.full((), out - 1, dtype=samples.dtype)
+    i = torch.arange(out - 1, dtype=samples.dtype)
+    u = samples.unsqueeze(-1)
+    starts = ((i + u) * alpha).to(torch.int64) - (u * alpha).to(torch.int64)
+    return torch.cat([starts, last], -1)
+
+
+def fractional_max_pool(x, kernel_size, output_size, random_samples):
+    """aten.fractional_max_pool2d / 3d: each plane's windows start where its
+    random samples put them (_fractional_starts, one sample per spatial dim);
+    the windows' elements gathered, their maximum and its flat index
+    in the plane (h * W + w, or d * H * W + ...), as eager gives them."""
+    dims = len(kernel_size)
+    if x.dim() not in (dims + 1, dims + 2) or not x.is_floating_point() or random_samples.dim() != 3:
+        return NotImplemented
+    batched = x.dim() == dims + 2
+    xb = x if batched else x.unsqueeze(0)
+    n, c, sizes = xb.shape[0], xb.shape[1], list(xb.shape[2:])
+    if not all(isinstance(v, int) for v in (n, c, *sizes, *kernel_size, *output_size)) or \
+            any(o + k - 1 > s or o < 1 for s, k, o in zip(sizes, kernel_size, output_size)):
+        return NotImplemented
+    samples = random_samples.to(x.dtype)
+    # flat[n, c, o1, .., od, k1, .., kd]: each window element's index in its plane
+    flat = torch.zeros((n, c) + (1,) * (2 * dims), dtype=torch.int64)
+    stride = 1
+    for d in reversed(range(dims)):
+        # eager's sample order: 2-d (W, H), 3-d (T, H, W)
+        at = _fractional_starts(samples[..., dims - 1 - d if dims == 2 else d], sizes[d], kernel_size[d],
+                                output_size[d])
+        at = at.unsqueeze(-1) + torch.arange(kernel_size[d])            # [n, c, out_d, k_d]
+        shape = [n, c] + [1] * (2 * dims)
+        shape[2 + d], shape[2 + dims + d] = output_size[d], kernel_size[d]
+        flat = flat + at.reshape(shape) * stride
+        stride *= sizes[d]
+    window = math.prod(kernel_size)
+    flat = flat.expand(n, c, *output_size, *kernel_size).reshape(n, c, -1, window)
+    values = torch.gather(xb.reshape(n, c, 1, -1).expand(n, c, flat.shape[2], stride), -1, flat)
+    best, pick = torch.max(values, -1)
+    index = torch.gather(flat, -1, pick.unsqueeze(-1)).squeeze(-1)
+    best, index = best.reshape(n, c, *output_size), index.reshape(n, c, *output_size)
+    return (best, index) if batched else (best.squeeze(0), index.squeeze(0))
+
+
 def _pool_windows(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool):
     """Input positions [out, kernel] of max pooling's windows along one dim
     (PyTorch's output size: in ceil mode the last window must start inside
@@ -1410,6 +1462,8 @@ def _linear_cross_entropy_ops() -> dict:
 
 
 DECOMPOSITIONS = {
+    aten.fractional_max_pool2d.default: fractional_max_pool,
+    aten.fractional_max_pool3d.default: fractional_max_pool,
     aten.fmod.Scalar: fmod_scalar,
     aten.sign.default: sign,
     aten.trunc.default: trunc,

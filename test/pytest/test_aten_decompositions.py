@@ -553,3 +553,39 @@ def test_linear_cross_entropy_in_batch_chunks(kwargs):
     torch.manual_seed(0)
     inputs = (torch.randn(5, 8), torch.randn(6, 8), torch.tensor([0, 1, 5, 1, 3]), torch.randn(6), torch.rand(6) + 0.5)
     assert_matches_eager(Loss(), *inputs)
+
+
+@pytest.mark.parametrize("dims,shape,kernel,out", [
+    (2, (2, 3, 11, 9), (3, 2), (4, 5)),
+    (2, (3, 8, 8), (2, 2), (3, 3)),            # no batch dim
+    (2, (1, 2, 7, 7), (2, 3), (1, 5)),         # one output row: the last window only
+    (3, (2, 2, 12, 10, 11), (2, 3, 2), (5, 4, 6)),
+])
+def test_fractional_max_pool_with_given_samples(dims, shape, kernel, out):
+    """Fractional max pooling with the random samples as an input: eager's
+    windows (one sample per spatial dim and plane), values and flat indices."""
+    pool = F.fractional_max_pool2d if dims == 2 else F.fractional_max_pool3d
+
+    class Pool(nn.Module):
+        def forward(self, x, samples):
+            return pool(x, kernel, output_size=out, return_indices=True, _random_samples=samples)
+
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    planes = shape[-dims - 1]
+    samples = torch.rand(shape[0] if len(shape) == dims + 2 else 1, planes, dims)
+    assert_matches_eager(Pool(), x, samples)
+
+
+def test_fractional_max_pool_draws_its_samples():
+    """Without given samples the compiled model draws them (cuvil's random
+    ops): eager's shapes and dtypes, and each index points at its value."""
+    class Pool(nn.Module):
+        def forward(self, x):
+            return F.fractional_max_pool2d(x, 2, output_ratio=(0.5, 0.5), return_indices=True)
+
+    x = torch.randn(2, 3, 10, 12)
+    values, indices = cuvil.compile(Pool())(x)
+    want_values, want_indices = Pool()(x)
+    assert values.shape == want_values.shape and indices.dtype == want_indices.dtype == torch.int64
+    torch.testing.assert_close(x.flatten(-2).gather(-1, indices.flatten(-2)).view_as(values), values)
