@@ -121,8 +121,10 @@ def fractional_max_pool(x, kernel_size, output_size, random_samples):
         flat = flat + at.reshape(shape) * stride
         stride *= sizes[d]
     window = math.prod(kernel_size)
-    flat = flat.expand(n, c, *output_size, *kernel_size).reshape(n, c, -1, window)
-    values = torch.gather(xb.reshape(n, c, 1, -1).expand(n, c, flat.shape[2], stride), -1, flat)
+    flat = flat.expand(n, c, *output_size, *kernel_size).reshape(n, c, -1)
+    # one gather from each flattened plane (not from a plane per output, which a broadcast would copy)
+    values = torch.gather(xb.reshape(n, c, -1), -1, flat).reshape(n, c, -1, window)
+    flat = flat.reshape(n, c, -1, window)
     best, pick = torch.max(values, -1)
     index = torch.gather(flat, -1, pick.unsqueeze(-1)).squeeze(-1)
     best, index = best.reshape(n, c, *output_size), index.reshape(n, c, *output_size)
