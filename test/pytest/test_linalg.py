@@ -21,6 +21,11 @@ def _matrices(*batch, n=5, seed=0, dtype=torch.float32):
     return torch.randn(*batch, n, n, dtype=dtype) + 3 * torch.eye(n, dtype=dtype)
 
 
+def _randn(*shape, seed=0):
+    torch.manual_seed(seed)
+    return torch.randn(*shape)
+
+
 def _orthogonal(n, seed=0):
     torch.manual_seed(seed)
     return torch.linalg.qr(torch.randn(n, n, dtype=torch.float64))[0].float()
@@ -63,15 +68,15 @@ CASES = {
     "tensorinv": (lambda a: torch.linalg.tensorinv(a, ind=1), lambda: (_matrices(n=6).reshape(6, 2, 3),)),
     # Pseudo-inverses from Jacobi on the Gram matrix (sign-free): tall, wide,
     # batched, rank-deficient (the dropped singular value), the tolerances.
-    "pinv-tall-batched": (lambda a: torch.linalg.pinv(a), lambda: (torch.randn(2, 6, 4),)),
-    "pinv-wide": (lambda a: torch.linalg.pinv(a), lambda: (torch.randn(3, 7),)),
+    "pinv-tall-batched": (lambda a: torch.linalg.pinv(a), lambda: (_randn(2, 6, 4),)),
+    "pinv-wide": (lambda a: torch.linalg.pinv(a), lambda: (_randn(3, 7),)),
     "pinv-rank-deficient": (lambda a: torch.linalg.pinv(a),
-                            lambda: (torch.randn(5, 2) @ torch.randn(2, 4),)),
+                            lambda: (_randn(5, 2) @ _randn(2, 4, seed=1),)),
     "pinv-atol-drops-small": (lambda a: torch.linalg.pinv(a, atol=0.5),
                               lambda: (torch.diag(torch.tensor([3.0, 1.0, 0.25])) @ _orthogonal(3),)),
     "pinv-rtol-tensor": (lambda a, r: torch.linalg.pinv(a, rtol=r),
                          lambda: (torch.diag(torch.tensor([4.0, 1.0, 0.25])), torch.tensor(0.1))),
-    "pinv-hermitian": (lambda a: torch.linalg.pinv(a + a.mT, hermitian=True), lambda: (torch.randn(2, 4, 4),)),
+    "pinv-hermitian": (lambda a: torch.linalg.pinv(a + a.mT, hermitian=True), lambda: (_randn(2, 4, 4),)),
     "pinverse": (lambda a: torch.pinverse(a), lambda: (_matrices(n=4),)),
 }
 
