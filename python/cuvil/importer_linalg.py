@@ -549,6 +549,13 @@ def _jacobi(a: torch.Tensor, vectors: bool) -> Tuple[torch.Tensor, Optional[torc
     return torch.diagonal(a, 0, -2, -1), v
 
 
+def _symmetric(a, UPLO: str = "L") -> torch.Tensor:
+    """The symmetric matrix eager's eigh / eigvalsh read from `a`: its lower
+    (UPLO="L") or upper triangle mirrored."""
+    lower = torch.tril(a) if UPLO == "L" else torch.triu(a).mT
+    return lower + lower.mT - torch.diag_embed(torch.diagonal(lower, 0, -2, -1))
+
+
 def linalg_eigvalsh(a, UPLO="L"):
     """Eigenvalues only (eigvalsh, matrix_rank(hermitian=True)); eigh's
     vectors are left: their signs are LAPACK's choice, which no other
@@ -558,9 +565,7 @@ def linalg_eigvalsh(a, UPLO="L"):
         return NotImplemented
     if a.shape[-1] == 0:     # (torch-mlir's tril of a 0 x 0 matrix dies of SIGFPE)
         return a.new_zeros(a.shape[:-1])
-    lower = torch.tril(a) if UPLO == "L" else torch.triu(a).mT
-    symmetric = (lower + lower.mT - torch.diag_embed(torch.diagonal(lower, 0, -2, -1))).double()
-    return _jacobi_eigenvalues(symmetric).to(a.dtype)
+    return _jacobi_eigenvalues(_symmetric(a, UPLO).double()).to(a.dtype)
 
 
 def linalg_svdvals(a, driver=None):
@@ -604,21 +609,21 @@ def linalg_pinv(a, atol=None, rtol=None, hermitian=False):
     if a.numel() == 0:
         return a.new_zeros(a.shape[:-2] + (n, m))
     atol_t, rtol_t = _pinv_tolerances(a, atol, rtol)
-    wide = a.double()
-    if hermitian:
-        lower = torch.tril(wide)
-        values, u = _jacobi(lower + lower.mT - torch.diag_embed(torch.diagonal(lower, 0, -2, -1)), vectors=True)
-        size = values.abs()
+
+    def kept_reciprocals(values, size):
+        """1 / values where size > max(atol, rtol * max size), else 0."""
         tol = torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * size.amax(-1, keepdim=True))
         keep = size > tol
-        inverse = torch.where(keep, 1 / torch.where(keep, values, 1.0), 0.0)
+        return torch.where(keep, 1 / torch.where(keep, values, 1.0), 0.0)
+
+    wide = a.double()
+    if hermitian:
+        values, u = _jacobi(_symmetric(wide), vectors=True)
+        inverse = kept_reciprocals(values, values.abs())
         return ((u * inverse.unsqueeze(-2)) @ u.mT).to(a.dtype)
     tall = m >= n
     values, v = _jacobi(wide.mT @ wide if tall else wide @ wide.mT, vectors=True)
-    sigma = values.clamp_min(0).sqrt()
-    tol = torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * sigma.amax(-1, keepdim=True))
-    keep = sigma > tol
-    inverse = torch.where(keep, 1 / torch.where(keep, values, 1.0), 0.0)   # 1 / S^2
+    inverse = kept_reciprocals(values, values.clamp_min(0).sqrt())   # 1 / S^2 where S is kept
     core = (v * inverse.unsqueeze(-2)) @ v.mT
     return (core @ wide.mT if tall else wide.mT @ core).to(a.dtype)
 
