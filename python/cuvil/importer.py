@@ -197,7 +197,7 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
     """`in_spec`: `args` are the leaves of the call's (args, kwargs) of that
     pytree structure (keyword inputs, a Hugging Face cache): the model is
     exported taking them flat."""
-    from . import importer_quantized
+    from . import importer_export_kernels, importer_quantized
     from .signature import register_hf_cache_pytrees
     register_hf_cache_pytrees()
     model = importer_quantized.in_eval_mode(model)
@@ -206,20 +206,23 @@ def export_program(model: nn.Module, args: Sequence[Any], kwargs: Optional[dict]
         # float: the decompositions give PyTorch's own float meaning).
         model = importer_quantized.rewrite(model)
         extra_decompositions = {**importer_quantized.decompositions(), **(extra_decompositions or {})}
-    prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec)
-    out_spec = prog.call_spec.out_spec
-    if decompose and _holds_hf_cache(out_spec):
-        prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec, flat_outputs=True)
-    if decompose:
-        table = dict(get_decomposition_table())
-        for op, decomposition in (extra_decompositions or {}).items():
-            table[op] = _first_of(decomposition, table[op]) if op in table else decomposition
-        with warnings.catch_warnings():
-            # torch 2.13's run_decompositions deep-copies the program's pytree
-            # specs, which trips torch's own deprecation of LeafSpec checks:
-            # a FutureWarning about torch internals on every compile.
-            warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
-            prog = prog.run_decompositions(table)
+    # Composite ops whose C++ kernels branch on values (torch.cov) traced
+    # through Python kernels that do not; until the decompositions are done.
+    with importer_export_kernels.export_kernels():
+        prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec)
+        out_spec = prog.call_spec.out_spec
+        if decompose and _holds_hf_cache(out_spec):
+            prog = _export(model, args, kwargs, dynamic_shapes, strict, in_spec, flat_outputs=True)
+        if decompose:
+            table = dict(get_decomposition_table())
+            for op, decomposition in (extra_decompositions or {}).items():
+                table[op] = _first_of(decomposition, table[op]) if op in table else decomposition
+            with warnings.catch_warnings():
+                # torch 2.13's run_decompositions deep-copies the program's pytree
+                # specs, which trips torch's own deprecation of LeafSpec checks:
+                # a FutureWarning about torch internals on every compile.
+                warnings.filterwarnings("ignore", message=r".*isinstance\(treespec, LeafSpec\)", category=FutureWarning)
+                prog = prog.run_decompositions(table)
     if prog.call_spec.out_spec != out_spec:   # flattened for the decompositions: rebuilt by the call
         prog.module_call_graph[0].signature.out_spec = out_spec
     return prog

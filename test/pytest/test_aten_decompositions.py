@@ -589,3 +589,38 @@ def test_fractional_max_pool_draws_its_samples():
     want_values, want_indices = Pool()(x)
     assert values.shape == want_values.shape and indices.dtype == want_indices.dtype == torch.int64
     torch.testing.assert_close(x.flatten(-2).gather(-1, indices.flatten(-2)).view_as(values), values)
+
+
+# torch.cov / torch.corrcoef: export traces them through Python kernels
+# (cuvil.importer_export_kernels), eager's C++ kernel branches on the degrees
+# of freedom's value.
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_cov_with_frequency_and_observation_weights(correction):
+    torch.manual_seed(0)
+    x, fw, aw = torch.randn(3, 7), torch.randint(0, 4, (7,)), torch.rand(7)
+    assert_matches_eager(Ops(lambda x, fw, aw: torch.cov(x, correction=correction),
+                             lambda x, fw, aw: torch.cov(x, correction=correction, fweights=fw),
+                             lambda x, fw, aw: torch.cov(x, correction=correction, aweights=aw),
+                             lambda x, fw, aw: torch.cov(x, correction=correction, fweights=fw, aweights=aw)),
+                         x, fw, aw)
+
+
+@pytest.mark.filterwarnings("ignore:cov... degrees of freedom:UserWarning")
+def test_cov_of_one_variable_integers_and_too_few_observations():
+    torch.manual_seed(0)
+    # 1-d (one variable: a 0-d result), int64 (a float32 result), and
+    # degrees of freedom <= 0 (eager warns and divides by 0: inf / nan).
+    assert_matches_eager(Ops(lambda v, i, one: torch.cov(v), lambda v, i, one: torch.cov(i),
+                             lambda v, i, one: torch.cov(one, correction=1),
+                             lambda v, i, one: torch.cov(v, correction=9)),
+                         torch.randn(9), torch.randint(-5, 5, (2, 6)), torch.randn(2, 1))
+
+
+def test_corrcoef_and_eager_cov_keeps_its_checks():
+    torch.manual_seed(0)
+    assert_matches_eager(Ops(torch.corrcoef), torch.randn(4, 10))
+    assert_matches_eager(Ops(torch.corrcoef), torch.randint(-9, 9, (3, 8)))
+    # The Python kernel is Cuvil's export's only: eager still raises for
+    # negative weights, as before a compile.
+    with pytest.raises(RuntimeError, match="fweights cannot be negative"):
+        torch.cov(torch.randn(2, 3), fweights=torch.tensor([1, -1, 2]))
