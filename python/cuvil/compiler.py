@@ -42,7 +42,10 @@ class CompiledModule:
         # plain attributes); see CompileOptions.pipeline.
         self._weight_elements = self._weight_count(self.model)
         from .quantize import is_quantizing
-        if is_quantizing(self.options.precision):
+        # A model Cuvil quantizes is a copy made now: its weights (the int8
+        # values derived from the model's) are fixed at compile time.
+        self._weights_fixed = is_quantizing(self.options.precision)
+        if self._weights_fixed:
             self.model = self._quantize(example_inputs, calibration)
         self._compiled: Dict[tuple, Signature] = {}
         self._last: Optional[Signature] = None
@@ -396,7 +399,8 @@ class CompiledModule:
     def _load(self, lib_path, contract, tensors, stats, ir_text, pipe, t0) -> Signature:
         lib = execution.Library(lib_path)
         sig = Signature(library=lib, main=lib.function("main", *contract.main_specs), contract=contract,
-                        stats=stats, ir=ir_text, pipeline=pipe, weight_tensors=tensors)
+                        stats=stats, ir=ir_text, pipeline=pipe, weight_tensors=tensors,
+                        weights_fixed=self._weights_fixed)
         weights.bind(sig)
         stats["load"] = time.perf_counter() - t0
         log.debug("cuvil: compiled %s in %s", self.model_name,
@@ -440,7 +444,9 @@ def compile(model, example_inputs=None, target="host", opt_level=3, num_threads=
     weights of a copy's linear layers only (cuvil.quantize_weights: int8 per
     output channel, int4 in groups of 128 inputs); the kernels read the
     integer weights. Expect ~0.5% (int8) / ~10% (int4) relative error per
-    layer on Gaussian-like weights.
+    layer on Gaussian-like weights. These four quantize a copy of the model
+    at compile time: its weights are fixed then (changes to the model's are
+    not seen; compile again).
     dump_dir: each compile writes into a new folder <dump_dir>/<Model>-<n>/
     the imported IR (0_torch.mlir, 0_linalg.mlir), the IR after every pass
     of each pass step and after every transform script (raise/, schedule/,

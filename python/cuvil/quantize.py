@@ -16,6 +16,7 @@ capture the model.
 """
 from __future__ import annotations
 
+import copy
 import logging
 from typing import Optional, Sequence
 
@@ -60,8 +61,13 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
                                        f"{err}") from err
     name = type(model).__name__
     try:
+        # A copy: the converted module would keep the model's own float
+        # tensors (biases, norms, embeddings), which the library reads in
+        # place, so a later change to the model would show in some results
+        # and not in the int8 weights. Its weights are fixed at compile time.
+        own = copy.deepcopy(model)
         with torch.no_grad():
-            exported = torch.export.export(in_eval_mode(model), example)
+            exported = torch.export.export(in_eval_mode(own), example)
         quantizer = _quantizer_class(xiq)()
         quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
         prepared = prepare_pt2e(exported.module(), quantizer)

@@ -255,6 +255,9 @@ class Signature:
     weight_tensors: Dict[str, object] = field(default_factory=dict)   # the model's, by name
     weight_state: tuple = ()                         # their versions and addresses when bound
     weight_layout: tuple = ()                        # their (name, shape, dtype) as compiled
+    # The weights are Cuvil's own copy, fixed when compiled (a model Cuvil
+    # quantized itself): calls do not check them for changes (weights.py).
+    weights_fixed: bool = False
 
     # What the AOT export reads (cuvil.aot).
     @property

@@ -323,6 +323,29 @@ def test_precision_int8_stays_near_fp32(name, precision):
     assert "xi8>" in fast.stage_ir("linalg"), "no int8 tensors: the model was not quantized"
 
 
+@pytest.mark.parametrize("precision", ["int8", "int8-weight"])
+def test_a_model_cuvil_quantizes_keeps_its_compile_time_weights(precision):
+    """Such a module holds a copy quantized when compiled, whose weights are
+    not checked on every call (cuvil.weights.rebind_if_changed): a later
+    change to the model, even to a bias the copy shares with it (PT2E keeps
+    float biases as the model's own tensors), is seen by a new compile only."""
+    torch.manual_seed(0)
+    model, x = models.MLP(models.SMALL_MLP).eval(), torch.randn(16, 64)
+    calibration = [(torch.randn(16, 64),) for _ in range(4)] if precision == "int8" else None
+    fast = cuvil.compile(model, example_inputs=(x,), precision=precision, calibration=calibration)
+    assert fast.last_signature.weights_fixed
+    before = fast(x)
+    with torch.no_grad():
+        for layer in model.layers:
+            if isinstance(layer, torch.nn.Linear):
+                layer.weight.mul_(-1)
+                layer.bias.add_(1)
+        want = model(x)
+    assert torch.equal(fast(x), before)
+    again = cuvil.compile(model, example_inputs=(x,), precision=precision, calibration=calibration)
+    assert _relative_error(again(x), want) < 0.06
+
+
 def test_precision_int8_needs_calibration():
     with pytest.raises(ValueError, match="calibration="):
         cuvil.compile(models.MLP(models.SMALL_MLP), example_inputs=(torch.randn(4, 64),), precision="int8")
