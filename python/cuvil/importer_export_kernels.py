@@ -1,22 +1,28 @@
-"""Python kernels, used while Cuvil exports a model, for composite ops whose
-C++ implementation branches on tensor values.
+"""Python kernels, used while Cuvil exports a model, for ops whose eager
+implementation branches on tensor values.
 
-torch.export traces a CompositeImplicitAutograd op through its C++ kernel.
-Where that kernel reads a value to decide what to do, export stops with a
-DataDependentOutputException: torch.cov asks whether its degrees of freedom
+torch.export traces a CompositeImplicitAutograd op through its C++ kernel,
+and a Python function of torch through its Python body. Where either reads
+a value to decide what to do, export stops (DataDependentOutputException,
+GuardOnDataDependentSymNode): torch.cov asks whether its degrees of freedom
 are <= 0 (`at::is_scalar_tensor_true(norm_factor.le(0))`, an aten.equal on
-the value) to warn and use 0, and so does torch.corrcoef, which calls it.
-While `export_kernels()` is active these ops have a Python kernel (the
-Python dispatcher, which export traces under, prefers it; eager calls keep
-the C++ kernel) computing the same values with the branch as a select. What
-the kernels leave out: eager's warning, and its errors for negative weights
-(fweights, aweights), which are checks on values a compiled model cannot
-raise from; every other argument check is kept.
+the value) to warn and use 0, and so does torch.corrcoef, which calls it;
+F.gaussian_nll_loss raises if `torch.any(var < 0)`. While
+`export_kernels()` is active these have kernels computing the same values
+without the branch: an aten op a Python kernel (the Python dispatcher,
+which export traces under, prefers it; eager calls keep the C++ kernel), a
+torch function a TorchFunctionMode that calls Cuvil's version. What they
+leave out: eager's warnings, and its errors for values out of their domain
+(negative weights, a negative variance), checks a compiled model cannot
+raise from; every check of types and shapes is kept.
 """
 import contextlib
+import math
 
 import torch
+import torch.nn.functional as F
 from torch._C import DispatchKey
+from torch.overrides import TorchFunctionMode
 
 aten = torch.ops.aten
 
@@ -63,13 +69,43 @@ def _check_weights(name: str, w, count: int, integral: bool) -> None:
                                              f"observations in the input but got {w.numel()} != {count}")
 
 
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """F.gaussian_nll_loss: 0.5 (log(max(var, eps)) + (input - target)^2 /
+    max(var, eps)) (+ 0.5 log(2 pi) if `full`), reduced; `var` a float, of
+    input's size, or one dim short of it or 1 in one dim (homoscedastic)."""
+    if isinstance(var, float):
+        var = var * torch.ones_like(input)
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = torch.unsqueeze(var, -1)
+        elif not (input.ndim == var.ndim and sum(v for i, v in zip(input.size(), var.size()) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var.clamp(min=eps)
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
 KERNELS = {aten.cov.default: cov}
+FUNCTIONS = {F.gaussian_nll_loss: gaussian_nll_loss}
+
+
+class _Functions(TorchFunctionMode):
+    """Calls FUNCTIONS' versions in place of torch's (the mode is off inside
+    a handler: their own torch calls go on to export's modes)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return FUNCTIONS.get(func, func)(*args, **(kwargs or {}))
 
 
 @contextlib.contextmanager
 def export_kernels():
-    """These Python kernels in place of the C++ ones while the block runs
-    (an op that already had a Python kernel of its own keeps it)."""
+    """KERNELS in place of the C++ ones (an op that already had a Python
+    kernel of its own keeps it) and FUNCTIONS in place of torch's while the
+    block runs."""
     key = DispatchKey.CompositeImplicitAutograd
     installed = []
     try:
@@ -77,7 +113,8 @@ def export_kernels():
             if key not in op.py_kernels:
                 op.py_impl(key)(kernel)
                 installed.append(op)
-        yield
+        with _Functions():
+            yield
     finally:
         for op in installed:
             del op.py_kernels[key]

@@ -624,3 +624,17 @@ def test_corrcoef_and_eager_cov_keeps_its_checks():
     # negative weights, as before a compile.
     with pytest.raises(RuntimeError, match="fweights cannot be negative"):
         torch.cov(torch.randn(2, 3), fweights=torch.tensor([1, -1, 2]))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_gaussian_nll_loss_of_each_variance_shape(reduction):
+    # F.gaussian_nll_loss checks `torch.any(var < 0)` in Python: exported
+    # through Cuvil's version (cuvil.importer_export_kernels).
+    torch.manual_seed(0)
+    x, t = torch.randn(4, 3), torch.randn(4, 3)
+    full, short, one = torch.rand(4, 3), torch.rand(4), torch.rand(4, 1)
+    assert_matches_eager(Ops(lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, v, reduction=reduction),
+                             lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, s, full=True, reduction=reduction),
+                             lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, o, eps=0.5, reduction=reduction),
+                             lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, 0.25, reduction=reduction)),
+                         x, t, full, short, one)
