@@ -1309,6 +1309,103 @@ def histc(x, bins=100, min=0, max=0):
     return hits.sum(0).to(x.dtype)
 
 
+def _even_edges(lo, hi, steps: int):
+    """`steps` values from lo to hi (0-d tensors) as eager's serial
+    linspace: lo + step i in the first half, hi - step (steps - 1 - i) in
+    the second."""
+    i = torch.arange(steps, dtype=lo.dtype)
+    step = (hi - lo) / (steps - 1)
+    return torch.where(torch.arange(steps) < steps // 2, lo + step * i, hi - step * (steps - 1 - i))
+
+
+def _outer_edges(values, bounds):
+    """A histogram dim's outer edges: `bounds` (lo, hi), or the values'
+    min and max; widened by 0.5 each way where they are equal."""
+    if bounds is not None:
+        lo, hi = values.new_full((), float(bounds[0])), values.new_full((), float(bounds[1]))
+    elif values.numel():
+        lo, hi = values.min(), values.max()
+    else:
+        lo = hi = values.new_zeros(())
+    same = lo == hi
+    return torch.where(same, lo - 0.5, lo), torch.where(same, hi + 0.5, hi)
+
+
+def _histogram(points, edges, weight, density: bool):
+    """Eager's histogramdd kernel: each row of `points` (N x D) counts (or
+    adds its weight) in the bin whose edges hold it per dim, the edge to
+    its right excluded but the last; rows outside the edges (or NaN) are
+    skipped. density: divided by the total and by each bin's widths."""
+    shape = [e.shape[0] - 1 for e in edges]
+    index = torch.zeros(points.shape[0], dtype=torch.int64)
+    inside = torch.ones(points.shape[0], dtype=torch.bool)
+    stride = 1
+    for d in reversed(range(len(edges))):
+        column, e = points[:, d].contiguous(), edges[d]
+        position = searchsorted(e, column, right=True) - 1
+        position = torch.where(position >= shape[d], shape[d] - 1, position).clamp(min=0)
+        index, stride = index + position * stride, stride * shape[d]
+        inside = inside & (column >= e[0]) & (column <= e[-1])
+    amount = torch.ones_like(points[:, 0]) if weight is None else weight.reshape(-1)
+    amount = torch.where(inside, amount, torch.zeros_like(amount))
+    hist = torch.zeros(stride, dtype=points.dtype).index_put((index,), amount, accumulate=True).reshape(shape)
+    if density:
+        hist = hist / hist.sum()
+        for d, e in enumerate(edges):
+            hist = hist / (e[1:] - e[:-1]).reshape([-1 if k == d else 1 for k in range(len(edges))])
+    return hist
+
+
+def _histogram_covered(x, weight) -> bool:
+    return x.is_floating_point() and all(isinstance(v, int) for v in x.shape) and (
+        weight is None or weight.dtype == x.dtype)
+
+
+def histogram_bin_ct(x, bins=100, *, range=None, weight=None, density=False):
+    """aten.histogram.bin_ct: `bins` even bins over `range` or the data's
+    [min, max] (widened by 0.5 each way when constant), as eager's."""
+    if not _histogram_covered(x, weight):
+        return NotImplemented
+    flat = x.reshape(-1)
+    edges = _even_edges(*_outer_edges(flat, range), bins + 1)
+    return _histogram(flat.unsqueeze(1), [edges], weight, density), edges
+
+
+def histogram_bins_tensor(x, bins, *, weight=None, density=False):
+    """aten.histogram.bins_tensor: the bins between the given edges."""
+    if not _histogram_covered(x, weight):
+        return NotImplemented
+    return _histogram(x.reshape(-1, 1), [bins], weight, density), bins.clone()
+
+
+def _histogramdd_edges(x, bins, bounds):
+    points = x.reshape(-1, x.shape[-1])
+    return [_even_edges(*_outer_edges(points[:, d], None if bounds is None else bounds[2 * d:2 * d + 2]), n + 1)
+            for d, n in enumerate(bins)]
+
+
+def histogramdd_bin_edges(x, bins, *, range=None, weight=None, density=False):
+    """aten._histogramdd_bin_edges: per dim (x's last), even edges over its
+    range or the data's, as histogram's."""
+    if not _histogram_covered(x, weight):
+        return NotImplemented
+    return _histogramdd_edges(x, bins, range)
+
+
+def histogramdd_from_bin_cts(x, bins, *, range=None, weight=None, density=False):
+    """aten._histogramdd_from_bin_cts: the counts of the even bins."""
+    if not _histogram_covered(x, weight):
+        return NotImplemented
+    return _histogram(x.reshape(-1, x.shape[-1]), _histogramdd_edges(x, bins, range), weight, density)
+
+
+def histogramdd_from_bin_tensors(x, bins, *, weight=None, density=False):
+    """aten._histogramdd_from_bin_tensors: the counts between given edges."""
+    if not _histogram_covered(x, weight):
+        return NotImplemented
+    return _histogram(x.reshape(-1, x.shape[-1]), list(bins), weight, density)
+
+
 def _direct_distances(x1, x2, p: float):
     """||x1_i - x2_j||_p over the last dim, elementwise as eager's direct kernel."""
     diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()
@@ -1476,6 +1573,11 @@ DECOMPOSITIONS = {
     aten.isclose.default: isclose,
     aten.searchsorted.Tensor: searchsorted,
     aten.histc.default: histc,
+    aten.histogram.bin_ct: histogram_bin_ct,
+    aten.histogram.bins_tensor: histogram_bins_tensor,
+    aten._histogramdd_bin_edges.default: histogramdd_bin_edges,
+    aten._histogramdd_from_bin_cts.default: histogramdd_from_bin_cts,
+    aten._histogramdd_from_bin_tensors.default: histogramdd_from_bin_tensors,
     aten._cdist_forward.default: cdist,
     aten._pdist_forward.default: pdist,
     aten.frexp.Tensor: frexp,

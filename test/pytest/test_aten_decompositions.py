@@ -638,3 +638,30 @@ def test_gaussian_nll_loss_of_each_variance_shape(reduction):
                              lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, o, eps=0.5, reduction=reduction),
                              lambda x, t, v, s, o: F.gaussian_nll_loss(x, t, 0.25, reduction=reduction)),
                          x, t, full, short, one)
+
+
+def test_histogram_counts_weights_density_and_edges():
+    # Values on the edges (the last edge in the last bin), outside the range
+    # and NaN (skipped), constant data (its range widened by 0.5 each way).
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(500), torch.tensor([-1.0, 0.0, 1.0, 2.0, 3.5, math.nan, -7.0])])
+    w = torch.rand(x.shape)
+    edges = torch.tensor([-2.0, -0.5, 0.0, 0.25, 1.0, 3.0])
+    assert_matches_eager(Ops(lambda x, w, c, e: torch.histogram(x, bins=10),
+                             lambda x, w, c, e: torch.histogram(x, bins=4, range=(-1.0, 1.0), weight=w),
+                             lambda x, w, c, e: torch.histogram(x, bins=7, range=(-2.0, 3.5), density=True),
+                             lambda x, w, c, e: torch.histogram(c, bins=3),
+                             lambda x, w, c, e: torch.histogram(x, bins=e, weight=w, density=True)),
+                         x.nan_to_num(0.5)[:400].reshape(20, 20), w[:400].reshape(20, 20), torch.full((6,), 2.5), edges)
+    assert_matches_eager(Ops(lambda x: torch.histogram(x, bins=6, range=(-1.0, 3.5))), x)
+
+
+def test_histogramdd_even_bins_and_given_edges():
+    torch.manual_seed(0)
+    points, w = torch.randn(300, 2), torch.rand(300)
+    ex, ey = torch.tensor([-3.0, -1.0, 0.0, 0.5, 3.0]), torch.tensor([-1.0, 1.0, 2.0])
+    assert_matches_eager(Ops(lambda p, w, ex, ey: torch.histogramdd(p, bins=[3, 4]),
+                             lambda p, w, ex, ey: torch.histogramdd(p, bins=[5, 2], range=[-1.0, 1.0, -2.0, 2.0],
+                                                                    weight=w, density=True),
+                             lambda p, w, ex, ey: torch.histogramdd(p, bins=[ex, ey], weight=w)),
+                         points, w, ex, ey)
