@@ -300,6 +300,9 @@ class CompiledModule:
         except CuvilError:
             raise
         except Exception as err:  # torch.export's own failures: name them, keep the cause
+            unsupported = importer.unsupported_from_export_error(err)
+            if unsupported is not None:
+                raise unsupported from err
             hint = ""
             if "DataDependent" in type(err).__name__ or "data-dependent" in str(err):
                 # One graph cannot branch on or size by a tensor's values;

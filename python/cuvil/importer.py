@@ -16,6 +16,7 @@ import operator
 import os
 import re
 import time
+import traceback
 import warnings
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -778,6 +779,36 @@ def _unsupported_node(node, op: str, detail: str) -> UnsupportedOpError:
     frames = _user_frames(node.meta.get("stack_trace", ""))
     return UnsupportedOpError(op, _node_location(node), "import",
                               _with_stack(f"fx node '{node.name}': {detail}", "\n".join(frames[-4:])))
+
+
+# torch's fake-tensor errors that name the op export could not trace, and why.
+_EXPORT_OP_FAILURES = {
+    "DynamicOutputShapeException": "its output's shape depends on the input's values",
+    "DataDependentOutputException": "its result (a Python number or bool) depends on the input's values",
+    "UnsupportedOperatorException": "torch.export has no fake-tensor implementation of it",
+}
+
+
+def unsupported_from_export_error(err: BaseException) -> Optional[UnsupportedOpError]:
+    """torch.export stopped at an op it cannot trace (linalg.lstsq's
+    data-dependent shapes, torch.equal's data-dependent bool): the
+    UnsupportedOpError naming that op and the model line that called it
+    (the innermost frame of the traceback outside torch and Cuvil); None
+    for other failures."""
+    why = _EXPORT_OP_FAILURES.get(type(err).__name__)
+    func = getattr(err, "func", None)
+    if why is None or func is None:
+        return None
+    op = f"aten.{getattr(getattr(func, '_overloadpacket', None), '__name__', func)}"
+    library = (os.path.dirname(torch.__file__), os.path.dirname(os.path.abspath(__file__)))
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not os.path.abspath(f.filename).startswith(library)]
+    location = f"{os.path.basename(frames[-1].filename)}:{frames[-1].lineno} ({frames[-1].filename})" \
+        if frames else "<unknown>"
+    stack = "\n".join(f"    {f.filename}:{f.lineno} in {f.name}: {(f.line or '').strip()}" for f in frames[-4:])
+    return UnsupportedOpError(op, location, "import", _with_stack(
+        f"torch.export cannot trace it: {why}; torch.compile(model, backend=\"cuvil\") runs such ops "
+        f"eagerly and compiles the graphs around them", stack))
 
 
 def _aten_name(node) -> str:

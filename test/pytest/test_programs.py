@@ -139,6 +139,28 @@ def test_data_dependent_control_flow_points_to_the_dynamo_backend():
         torch.testing.assert_close(fast(sign * x), DataDependent()(sign * x))
 
 
+class Lstsq(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.linalg.lstsq(a, b).solution
+
+
+class Equal(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.equal(a, b)
+
+
+@pytest.mark.parametrize("model, op", [(Lstsq(), "aten.linalg_lstsq"), (Equal(), "aten.equal")])
+def test_ops_export_cannot_trace_are_named_with_their_line(model, op):
+    # torch.export's fake tensors stop at them (a data-dependent output
+    # shape, a data-dependent Python bool): named as any op Cuvil refuses,
+    # at the model's line, with the backend that breaks the graph there.
+    with pytest.raises(cuvil.UnsupportedOpError, match=rf"{op} at test_programs\.py:\d+") as info:
+        cuvil.compile(model)(torch.randn(4, 3), torch.randn(4, 3))
+    assert info.value.op == op and 'torch.compile(model, backend="cuvil")' in str(info.value)
+    line = int(info.value.location.split(":")[1].split()[0])
+    assert "torch." in open(__file__).read().splitlines()[line - 1]
+
+
 def test_causal_lm_with_its_default_cache_returns_and_takes_what_eager_does():
     # Hugging Face causal LMs return a DynamicCache by default (use_cache=True):
     # it is flattened for export and rebuilt by the call, layer by layer.
