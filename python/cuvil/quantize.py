@@ -60,12 +60,17 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
         raise CompileError("quantize", f"precision={precision!r} needs torchao (pip install cuvil[quant]): "
                                        f"{err}") from err
     name = type(model).__name__
+    # A copy: the converted module would keep the model's own float tensors
+    # (biases, norms, embeddings), which the library reads in place, so a
+    # later change to the model would show in some results and not in the
+    # int8 weights. Its weights are fixed at compile time.
     try:
-        # A copy: the converted module would keep the model's own float
-        # tensors (biases, norms, embeddings), which the library reads in
-        # place, so a later change to the model would show in some results
-        # and not in the int8 weights. Its weights are fixed at compile time.
         own = copy.deepcopy(model)
+    except Exception as err:
+        raise CompileError("quantize", f"precision={precision!r} quantizes a copy of {name}, and copy.deepcopy "
+                                       f"failed: {type(err).__name__}: {err}; quantize the model yourself "
+                                       f"(PT2E) and pass the converted module") from err
+    try:
         with torch.no_grad():
             exported = torch.export.export(in_eval_mode(own), example)
         quantizer = _quantizer_class(xiq)()

@@ -346,6 +346,21 @@ def test_a_model_cuvil_quantizes_keeps_its_compile_time_weights(precision):
     assert _relative_error(again(x), want) < 0.06
 
 
+def test_a_model_that_cannot_be_copied_is_refused_with_what_to_do():
+    import threading
+
+    class Locked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear, self.lock = torch.nn.Linear(8, 8), threading.Lock()
+
+        def forward(self, x):
+            return self.linear(x)
+    with pytest.raises(cuvil.CompileError, match=r"quantizes a copy of Locked, and copy\.deepcopy failed: TypeError"
+                                                 r".*quantize the model yourself"):
+        cuvil.compile(Locked(), example_inputs=(torch.randn(2, 8),), precision="int8-dynamic")
+
+
 def test_precision_int8_needs_calibration():
     with pytest.raises(ValueError, match="calibration="):
         cuvil.compile(models.MLP(models.SMALL_MLP), example_inputs=(torch.randn(4, 64),), precision="int8")
