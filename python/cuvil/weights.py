@@ -96,7 +96,7 @@ def rebind_if_changed(sig) -> None:
 
     Not for fixed weights (Signature.weights_fixed): the check reads each
     weight's version and address, which the previous call's kernels have
-    evicted from the caches by then: 0.13-0.17 ms a call for ResNet-18
+    evicted from the caches by then: 0.12-0.16 ms a call for ResNet-18
     int8's 84 weights (~1.8 us each, against 0.2 us warm), 5% of a 2-thread
     call, spent on tensors only Cuvil holds."""
     if sig.weight_tensors and not sig.weights_fixed and state(sig.weight_tensors) != sig.weight_state:

@@ -327,8 +327,9 @@ def test_precision_int8_stays_near_fp32(name, precision):
 def test_a_model_cuvil_quantizes_keeps_its_compile_time_weights(precision):
     """Such a module holds a copy quantized when compiled, whose weights are
     not checked on every call (cuvil.weights.rebind_if_changed): a later
-    change to the model, even to a bias the copy shares with it (PT2E keeps
-    float biases as the model's own tensors), is seen by a new compile only."""
+    change to the model, its float biases too (PT2E's converted module held
+    the model's own bias tensors before the copy), is seen by a new compile
+    only."""
     torch.manual_seed(0)
     model, x = models.MLP(models.SMALL_MLP).eval(), torch.randn(16, 64)
     calibration = [(torch.randn(16, 64),) for _ in range(4)] if precision == "int8" else None
