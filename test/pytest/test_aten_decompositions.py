@@ -620,8 +620,9 @@ def test_corrcoef_and_eager_cov_keeps_its_checks():
     torch.manual_seed(0)
     assert_matches_eager(Ops(torch.corrcoef), torch.randn(4, 10))
     assert_matches_eager(Ops(torch.corrcoef), torch.randint(-9, 9, (3, 8)))
-    # The Python kernel is Cuvil's export's only: eager still raises for
-    # negative weights, as before a compile.
+    # The Python kernel is Cuvil's export's only: gone once the compile is
+    # done, and eager still raises for negative weights.
+    assert torch._C.DispatchKey.CompositeImplicitAutograd not in torch.ops.aten.cov.default.py_kernels
     with pytest.raises(RuntimeError, match="fweights cannot be negative"):
         torch.cov(torch.randn(2, 3), fweights=torch.tensor([1, -1, 2]))
 
