@@ -101,23 +101,43 @@ module attributes {transform.with_named_sequence} {
   }
 
   // --- dot-product hosts: VNNI panels -------------------------------------
-  // A linalg.matmul with static M >= 16 and N >= 64: on the dot-product
-  // kernels one 64-column panel already pays (the plain kernel multiplies
-  // bf16 operands converted to f32, half of vdpbf16ps's products per
+  // A linalg.matmul with static M and N >= 64: on the dot-product kernels
+  // one 64-column panel already pays (the plain kernel multiplies bf16
+  // operands converted to f32, half of vdpbf16ps's products per
   // instruction, and int8 ones sign-extended to i32, a quarter of
   // vpdpbusd's), e.g. the 64-channel convolutions of a ResNet's first stage
-  // and its stem.
-  transform.named_sequence @cuvil_match_packable_dot_matmul(%op: !transform.any_op {transform.readonly})
-      -> !transform.any_op {
+  // and its stem; and so do a few rows, M >= `min_m` (the register kernel
+  // runs the rows that do not fill a DOT_RM tile one at a time, their
+  // accumulators in registers). With M >= 16 only, as first written, a few
+  // rows fell to the plain kernels. 1024-1024-1024 MLP, Zen 5, 1 thread, all
+  // kernels of a call, plain -> dot: int8 M = 1 / 3 / 8 / 15 0.080 / 0.155 /
+  // 0.357 / 0.74 ms -> 0.053 / 0.074 / 0.083 / 0.153 ms (M = 16: 0.12);
+  // bf16 M = 8 / 15 0.25 / 0.51 -> 0.15 / 0.26 ms, but M = 1..3 no faster
+  // (0.09-0.15 ms either way: the f32 gemv of pack_cpu's few-rows tile
+  // streams the bf16 weights as well), so bf16 takes min_m = 4.
+  transform.named_sequence @cuvil_match_packable_dot_matmul(%op: !transform.any_op {transform.readonly},
+      %min_m: !transform.param<i64> {transform.readonly}) -> !transform.any_op {
     transform.match.operation_name %op ["linalg.matmul"] : !transform.any_op
     transform.match.structured %op : !transform.any_op {
     ^bb0(%s: !transform.any_op):
       %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
       %n = transform.match.structured.dim %s[1] : (!transform.any_op) -> !transform.param<i64>
-      %min_m = transform.param.constant 16 : i64 -> !transform.param<i64>
       %min_n = transform.param.constant 64 : i64 -> !transform.param<i64>
       transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
       transform.match.param.cmpi ge %n, %min_n : !transform.param<i64>
+      transform.match.structured.yield
+    }
+    transform.yield %op : !transform.any_op
+  }
+
+  // M >= 16 too: AMX's tiles (16 rows each) take whole tile rows.
+  transform.named_sequence @cuvil_match_amx_rows(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.match.structured %op : !transform.any_op {
+    ^bb0(%s: !transform.any_op):
+      %m = transform.match.structured.dim %s[0] : (!transform.any_op) -> !transform.param<i64>
+      %min_m = transform.param.constant 16 : i64 -> !transform.param<i64>
+      transform.match.param.cmpi ge %m, %min_m : !transform.param<i64>
       transform.match.structured.yield
     }
     transform.yield %op : !transform.any_op
@@ -131,7 +151,9 @@ module attributes {transform.with_named_sequence} {
       -> !transform.any_op {
     %c16 = transform.param.constant 16 : i64 -> !transform.param<i64>
     %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 4 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op, %min_m)
+      : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
     transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c16, %c32)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
     transform.yield %op : !transform.any_op
@@ -142,9 +164,25 @@ module attributes {transform.with_named_sequence} {
       -> !transform.any_op {
     %c8 = transform.param.constant 8 : i64 -> !transform.param<i64>
     %c32 = transform.param.constant 32 : i64 -> !transform.param<i64>
-    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    %min_m = transform.param.constant 1 : i64 -> !transform.param<i64>
+    transform.include @cuvil_match_packable_dot_matmul failures(propagate) (%op, %min_m)
+      : (!transform.any_op, !transform.param<i64>) -> !transform.any_op
     transform.include @cuvil_match_operand_widths failures(propagate) (%op, %c8, %c32)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_match_packable_bf16_amx_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_packable_bf16_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_match_amx_rows failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.yield %op : !transform.any_op
+  }
+
+  transform.named_sequence @cuvil_match_packable_int8_amx_matmul(%op: !transform.any_op {transform.readonly})
+      -> !transform.any_op {
+    transform.include @cuvil_match_packable_int8_matmul failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
+    transform.include @cuvil_match_amx_rows failures(propagate) (%op) : (!transform.any_op) -> !transform.any_op
     transform.yield %op : !transform.any_op
   }
 
@@ -460,7 +498,7 @@ module attributes {transform.with_named_sequence} {
   // The same on AMX hosts, K padded to whole tile rows first (see
   // @cuvil_pack_rhs_vnni_tiles).
   transform.named_sequence @cuvil_pack_bf16_matmuls_tiles(%root: !transform.any_op {transform.readonly}) {
-    %mms = transform.collect_matching @cuvil_match_packable_bf16_matmul in %root : (!transform.any_op) -> !transform.any_op
+    %mms = transform.collect_matching @cuvil_match_packable_bf16_amx_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%mm: !transform.any_op):
       transform.sequence %mm : !transform.any_op failures(suppress) {
@@ -472,7 +510,7 @@ module attributes {transform.with_named_sequence} {
   }
 
   transform.named_sequence @cuvil_pack_int8_matmuls_tiles(%root: !transform.any_op {transform.readonly}) {
-    %mms = transform.collect_matching @cuvil_match_packable_int8_matmul in %root : (!transform.any_op) -> !transform.any_op
+    %mms = transform.collect_matching @cuvil_match_packable_int8_amx_matmul in %root : (!transform.any_op) -> !transform.any_op
     transform.foreach %mms : !transform.any_op {
     ^bb0(%mm: !transform.any_op):
       transform.sequence %mm : !transform.any_op failures(suppress) {

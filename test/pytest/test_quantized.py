@@ -161,12 +161,13 @@ class _IntMatmul(torch.nn.Module):
     pytest.param("", marks=pytest.mark.skipif(not HAS_AMX_INT8, reason="host CPU has no AMX-INT8")),
     pytest.param("-amx", marks=pytest.mark.skipif(not HAS_VNNI, reason="host CPU has no avx512_vnni (vpdpbusd)")),
     "-avx512_vnni,-amx"], ids=["amx", "vnni", "no-vnni"])
-@pytest.mark.parametrize("m,k,n", [(32, 256, 192), (17, 100, 130), (5, 64, 48)])
+@pytest.mark.parametrize("m,k,n", [(32, 256, 192), (17, 100, 130), (7, 100, 130), (2, 64, 192), (5, 64, 48)])
 def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     """int8 x int8 -> int32 with the extreme values (the products' range), on
-    the packed kernels (M >= 16, N >= 128: AMX tiles or vpdpbusd where the
-    host has them, K = 100 padded to quads; AMX: 16-row blocks and the last
-    row through a 16-row buffer), their row remainder, and the plain one."""
+    the packed kernels (N >= 64; AMX tiles for M >= 16, vpdpbusd for any M,
+    where the host has them; K = 100 padded to quads; AMX: 16-row blocks and
+    the last row through a 16-row buffer), their row remainder (7 rows: one
+    4-row register tile and 3 rows one at a time; 2 rows), and the plain one."""
     monkeypatch.setenv("CUVIL_CPU_FEATURES", features)
     g = torch.Generator().manual_seed(0)
     w = torch.randint(-128, 128, (k, n), dtype=torch.int8, generator=g)
@@ -176,7 +177,7 @@ def test_int8_matmul_is_exact(m, k, n, features, monkeypatch):
     fast = cuvil.compile(_IntMatmul(w))
     want = a.to(torch.int32) @ w.to(torch.int32)
     assert torch.equal(fast(a), want)
-    packed = m >= 16 and n >= 128
+    packed = n >= 64 and (m >= 16 or features == "-amx")
     kernel = fast.stage_ir("scheduled")
     if features == "" and packed:
         # Marked for cuvil-amx-matmul, which writes it as tile code.

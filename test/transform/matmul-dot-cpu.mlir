@@ -80,6 +80,38 @@ func.func @rows_peeled(%a: tensor<37x17x2xbf16>, %b: tensor<8x17x64x2xbf16>) -> 
 
 // -----
 
+// 39 rows (9 x 4 + 3): the 3 peeled rows one at a time, each over the whole
+// K with its 4 accumulators loop-carried (before, the rows' loop sat inside
+// the k loop and the accumulators went through memory every k pair).
+// CHECK-LABEL: func.func @three_rows_peeled
+// CHECK:         scf.for {{.*}} to %c36 step %c4
+// CHECK:           scf.for {{.*}} to %c17 step %c1
+// CHECK-COUNT-16:    x86vector.avx512.dot
+// CHECK:         scf.for {{.*}} to %c3 step %c1
+// CHECK:           scf.for {{.*}} to %c17 step %c1 {{.*}} -> ({{.*}}vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>, vector<1x1x16xf32>)
+// CHECK-COUNT-4:     x86vector.avx512.dot
+// CHECK-NOT:       x86vector.avx512.dot
+// CHECK:         return
+func.func @three_rows_peeled(%a: tensor<39x17x2xbf16>, %b: tensor<8x17x64x2xbf16>) -> tensor<39x8x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<39x8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<39x8x64xf32>) -> tensor<39x8x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k, j, v) -> (m, k, v)>, affine_map<(m, n, k, j, v) -> (n, k, j, v)>,
+                                        affine_map<(m, n, k, j, v) -> (m, n, j)>],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel", "reduction"]}
+      ins(%a, %b : tensor<39x17x2xbf16>, tensor<8x17x64x2xbf16>) outs(%f : tensor<39x8x64xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<39x8x64xf32>
+  return %r : tensor<39x8x64xf32>
+}
+
+// -----
+
 // Rows spread evenly over an even number of forall tiles (two threads take
 // contiguous halves): 196 rows x 4 panels in 4 tiles of 52 rows (64-row tiles
 // were 64 + 64 | 64 + 4); 49 rows x 4 panels in two tiles of 28 (one tile

@@ -49,12 +49,17 @@ func.func @odd(%x: tensor<37x33xbf16>, %b: tensor<33x200xbf16>) -> tensor<37x200
 
 // -----
 
-// fp32 matmuls keep @cuvil_pack_matmul_rhs's 64-column panels; small bf16
-// ones stay linalg.matmul (the fallback schedule).
+// fp32 matmuls keep @cuvil_pack_matmul_rhs's 64-column panels; bf16 ones
+// of a few rows (M >= 4) are VNNI-packed like large ones; on AMX hosts,
+// whose tiles take 16 rows, they stay linalg.matmul (the fallback schedule).
 // CHECK-LABEL: func.func @others
 // CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<8x256x64xf32>) permutation = [1, 0, 2]
 // CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]
-// CHECK:         linalg.matmul {{.*}} tensor<8x64xbf16>
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<8x32x64x2xbf16>) permutation = [2, 0, 3, 1]
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x32x2xbf16>, tensor<8x32x64x2xbf16>) outs(%{{.*}} : tensor<8x8x64xf32>)
+// CHECK-NOT:     linalg.matmul
+// AMX-LABEL: func.func @others
+// AMX:         linalg.matmul {{.*}} tensor<8x64xbf16>
 func.func @others(%x: tensor<64x256xf32>, %w: tensor<256x512xf32>, %a: tensor<8x64xbf16>, %b: tensor<64x512xbf16>)
     -> (tensor<64x512xf32>, tensor<8x512xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -164,4 +169,19 @@ func.func @one_panel(%x: tensor<12544x148xbf16>, %w: tensor<148x64xbf16> {cuvil.
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<12544x64xf32>) -> tensor<12544x64xf32>
   %r = linalg.matmul ins(%x, %w : tensor<12544x148xbf16>, tensor<148x64xbf16>) outs(%f : tensor<12544x64xf32>) -> tensor<12544x64xf32>
   return %r : tensor<12544x64xf32>
+}
+
+// -----
+
+// bf16 with fewer than 4 rows (a decode step): the fp32 kernel's few-rows
+// panels (pack_cpu's @cuvil_match_packable_gemv), not VNNI ones.
+// CHECK-LABEL: func.func @three_rows
+// CHECK:         linalg.transpose {{.*}} outs(%{{.*}} : tensor<8x64x64xbf16>) permutation = [1, 0, 2]
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<3x64xbf16>, tensor<8x64x64xbf16>) outs(%{{.*}} : tensor<3x8x64xf32>)
+func.func @three_rows(%a: tensor<3x64xbf16>, %b: tensor<64x512xbf16>) -> tensor<3x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x512xf32>) -> tensor<3x512xf32>
+  %s = linalg.matmul ins(%a, %b : tensor<3x64xbf16>, tensor<64x512xbf16>) outs(%f : tensor<3x512xf32>) -> tensor<3x512xf32>
+  return %s : tensor<3x512xf32>
 }

@@ -54,3 +54,23 @@ func.func @odd_k_and_f32(%a: tensor<32x250xi8>, %b: tensor<250x192xi8>, %fa: ten
   %s = linalg.matmul ins(%fa, %fb : tensor<32x256xf32>, tensor<256x192xf32>) outs(%ff : tensor<32x192xf32>) -> tensor<32x192xf32>
   return %r, %s : tensor<32x192xi32>, tensor<32x192xf32>
 }
+
+// -----
+
+// A few rows, down to one (a decode step), are VNNI-packed too: the dot
+// kernel runs rows short of a register tile one at a time. On AMX hosts,
+// whose tiles take 16 rows, they keep the fp32 kernel's few-rows panels
+// (@cuvil_match_packable_gemv), no k quads.
+// CHECK-LABEL: func.func @one_row
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x64x4xi8>, tensor<3x64x64x4xi8>) outs(%{{.*}} : tensor<1x3x64xi32>)
+// CHECK-NOT:     linalg.matmul
+// TILES-LABEL: func.func @one_row
+// TILES:         linalg.transpose ins(%{{.*}} : tensor<256x3x64xi8>) outs(%{{.*}} : tensor<3x256x64xi8>) permutation = [1, 0, 2]
+// TILES:         linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x256xi8>, tensor<3x256x64xi8>) outs(%{{.*}} : tensor<1x3x64xi32>)
+func.func @one_row(%a: tensor<1x256xi8>, %b: tensor<256x192xi8>) -> tensor<1x192xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x192xi32>
+  %f = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x192xi32>) -> tensor<1x192xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<1x256xi8>, tensor<256x192xi8>) outs(%f : tensor<1x192xi32>) -> tensor<1x192xi32>
+  return %r : tensor<1x192xi32>
+}
