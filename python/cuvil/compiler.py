@@ -20,6 +20,8 @@ from . import artifact, execution, pipeline, profiling, raising, weights
 from .errors import CompileError, CuvilError
 from .options import CompileOptions
 from .signature import CallContract, Signature, export_inputs, is_flat_input, signature_key, tensor_inputs
+from .static_call import StaticCall
+from .static_call import eligible as static_call_eligible
 
 log = logging.getLogger("cuvil")
 
@@ -53,6 +55,7 @@ class CompiledModule:
         # (_structured_call); in such a module, the structure.
         self._structured: Dict[str, "CompiledModule"] = {}
         self._in_spec = None
+        self._static: Optional[StaticCall] = None   # the last call's short path
         if example_inputs is not None:
             self._signature_for(tuple(example_inputs))
 
@@ -118,7 +121,10 @@ class CompiledModule:
         return key in self._compiled
 
     def __call__(self, *args, **kwargs):
-        import torch
+        if self._static is not None and not kwargs:
+            out = self._static(args)   # the last signature's short path (cuvil.static_call)
+            if out is not None:
+                return out
         from torch.utils import _pytree as pytree
         if kwargs or not all(is_flat_input(a) for a in args):
             return self._structured_call(args, kwargs)
@@ -136,7 +142,16 @@ class CompiledModule:
         mutations = sig.contract.mutations
         if mutations:
             weights.write_back(sig, tensors, mutations, results[:len(mutations)])
+        self._static = self._static_call(sig, args)
         return pytree.tree_unflatten(sig.contract.user_outputs(results), sig.contract.out_spec)
+
+    def _static_call(self, sig: Signature, args) -> Optional[StaticCall]:
+        """`sig`'s short call path for inputs like `args`, made at its first
+        call (None where it cannot take them: the generic path runs)."""
+        if sig.static_call is None:
+            sig.static_call = StaticCall(sig, args) if static_call_eligible(sig, args) else False
+        static = sig.static_call
+        return static if static and static.specs == tuple((a.dtype, a.shape) for a in args) else None
 
     def _structured_call(self, args, kwargs):
         """A call with keyword inputs or nested ones (a Hugging Face cache, a
@@ -171,6 +186,7 @@ class CompiledModule:
         if module is None:
             module = copy.copy(self)
             module._compiled, module._last, module._structured, module._in_spec = {}, None, {}, spec
+            module._static = None
             self._structured[key] = module
         out = module(*leaves)
         self._last = module._last

@@ -127,7 +127,7 @@ class Library:
         take_error = getattr(self._lib, "cuvil_runtime_take_error", None)
         if take_error is not None:
             take_error.restype, take_error.argtypes = ctypes.c_int32, []
-        return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs, take_error)
+        return Function(getattr(self._lib, f"_mlir_ciface_{name}"), name, inputs, outputs, take_error, self._lib)
 
 
 #: cuvil_runtime_error codes (runtime_support.c, lib/Transforms/RuntimeErrors.h)
@@ -140,8 +140,8 @@ RUNTIME_ERRORS = {1: ("integer division by zero (eager PyTorch raises ZeroDivisi
 class Function:
     """Calls one entry point on numpy arrays; allocates its outputs."""
 
-    def __init__(self, fn, name, inputs, outputs, take_error=None):
-        self._fn, self.name, self._take_error = fn, name, take_error
+    def __init__(self, fn, name, inputs, outputs, take_error=None, cdll=None):
+        self._fn, self.name, self._take_error, self._cdll = fn, name, take_error, cdll
         self.inputs, self.outputs = list(inputs), list(outputs)
         fn.restype = None
         fn.argtypes = [ctypes.c_void_p] * (len(self.inputs) + len(self.outputs))
@@ -151,6 +151,13 @@ class Function:
         `touch_threads` > 1 first-touches the outputs on that many threads
         (see first_touch)."""
         return self.bind({})(*arrays, out_shapes=out_shapes, touch_threads=touch_threads)
+
+    def library_function(self):
+        """A new ctypes function object for this entry point (its own
+        argtypes: cuvil.static_call passes c_void_p values, not ints)."""
+        if self._cdll is None:
+            raise RuntimeError(f"{self.name} was not loaded from a Library")
+        return self._cdll[f"_mlir_ciface_{self.name}"]
 
     def raise_reported_error(self) -> None:
         """Raises ExecutionError if the call reported one (cuvil_runtime_error)."""

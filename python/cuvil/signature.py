@@ -258,6 +258,9 @@ class Signature:
     # The weights are Cuvil's own copy, fixed when compiled (a model Cuvil
     # quantized itself): calls do not check them for changes (weights.py).
     weights_fixed: bool = False
+    # Its short call path (cuvil.static_call): None until the first call,
+    # False where the signature cannot take one.
+    static_call: Any = None
 
     # What the AOT export reads (cuvil.aot).
     @property
