@@ -187,6 +187,16 @@ class BoundFunction:
         self._args = [ctypes.addressof(self._fixed[i]) if i in self._fixed else 0
                       for i in range(len(function.inputs))]
 
+    @property
+    def free_positions(self) -> List[int]:
+        """The positions of the inputs a call passes (the unbound ones)."""
+        return self._free
+
+    @property
+    def argument_addresses(self) -> List[int]:
+        """The inputs' descriptor addresses: the bound ones', 0 at the free positions."""
+        return self._args
+
     def __call__(self, *arrays: np.ndarray, out_shapes=None, touch_threads=1) -> List[np.ndarray]:
         f = self.function
         if len(arrays) != len(self._free):

@@ -70,10 +70,10 @@ class StaticCall:
         tuple with the bound weights' descriptors (a rebind makes new ones)."""
         self.run = run
         f = run.function
-        self._inputs = [_static_descriptor(f.inputs[i].shape) for i in run._free]
+        self._inputs = [_static_descriptor(f.inputs[i].shape) for i in run.free_positions]
         self._outs = [_static_descriptor(shape) for shape, _ in self.outputs]
-        args = list(run._args)
-        for i, d in zip(run._free, self._inputs):
+        args = list(run.argument_addresses)
+        for i, d in zip(run.free_positions, self._inputs):
             args[i] = ctypes.addressof(d)
         args += [ctypes.addressof(d) for d in self._outs]
         self._args = tuple(ctypes.c_void_p(a) for a in args)
