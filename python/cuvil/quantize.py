@@ -75,6 +75,8 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
             exported = torch.export.export(in_eval_mode(own), example)
         quantizer = _quantizer_class(xiq)()
         quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(is_dynamic=dynamic))
+        if dynamic:
+            _keep_convolutions_float(quantizer, model)
         prepared = prepare_pt2e(exported.module(), quantizer)
         with torch.no_grad():
             for batch in batches or [example]:   # observers: activation ranges, and the weights'
@@ -87,6 +89,24 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
     log.info("cuvil: %s quantized to %s (PT2E, X86InductorQuantizer, %d calibration batches)",
              name, precision, len(batches))
     return quantized
+
+
+def _keep_convolutions_float(quantizer, model) -> None:
+    """int8-dynamic quantizes the linear layers only. A dynamically quantized
+    convolution's input scale is a run-time value, which Cuvil's int8
+    convolutions (their requantize and zero-point corrections folded at
+    compile time) cannot take: it ran as a float conv between a range
+    reduction, a quantize and a dequantize of its input, slower than fp32
+    (ResNet-18, Zen 5, 1 thread: 27.7 ms against 15.0 ms with its convs left
+    float, fp32 15.8). Statically quantized (precision="int8", calibrated)
+    they run on the int8 kernels."""
+    import torch
+    convs = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)
+    for conv in convs:
+        quantizer.set_module_type_qconfig(conv, None)
+    if any(isinstance(m, convs) for m in model.modules()):
+        log.info("cuvil: precision='int8-dynamic' leaves %s's convolutions in float (their int8 form needs "
+                 "static activation ranges: precision='int8' with calibration=[...])", type(model).__name__)
 
 
 def _quantizer_class(xiq):
