@@ -92,7 +92,8 @@ def quantize(model, precision: str, example_inputs: Optional[Sequence] = None,
 
 
 def _keep_convolutions_float(quantizer, model) -> None:
-    """int8-dynamic quantizes the linear layers only. A dynamically quantized
+    """int8-dynamic leaves convolutions float (the rest follows the global
+    dynamic config: the linear layers are int8). A dynamically quantized
     convolution's input scale is a run-time value, which Cuvil's int8
     convolutions (their requantize and zero-point corrections folded at
     compile time) cannot take: it ran as a float conv between a range
